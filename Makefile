@@ -1,0 +1,43 @@
+# The two commands of the README:
+#   make run    installs whatever is missing, builds, and serves adamviz on 127.0.0.1:3000
+#   make test   installs whatever is missing and runs every check and test (what CI runs)
+# Everything else here is a step of those two.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export CARGO_TERM_COLOR ?= never
+
+WASM_TARGET := wasm32-unknown-unknown
+
+.PHONY: run test tools build fmt-check clippy unit-test e2e screenshot
+
+run: tools build
+	./target/debug/adamviz serve
+
+test: tools fmt-check clippy unit-test build e2e
+	@echo "make test: all checks passed"
+
+tools:
+	@bash scripts/install-tools.sh
+
+# Server binary (feature ssr) and browser bundle (feature hydrate, wasm) into target/site.
+build:
+	cargo leptos build
+
+fmt-check:
+	cargo fmt --all -- --check
+
+clippy:
+	cargo clippy --all-targets --no-default-features --features ssr -- -D warnings
+	cargo clippy --all-targets --no-default-features --features hydrate --target $(WASM_TARGET) -- -D warnings
+
+unit-test:
+	cargo test --no-default-features --features ssr
+
+e2e:
+	cd end2end && npx playwright test
+
+# Regenerates docs/screenshot-home.png from the real page in Chromium.
+screenshot: tools build
+	cd end2end && ADAMVIZ_SCREENSHOT=$(CURDIR)/docs/screenshot-home.png npx playwright test -g "governed path toggles"

@@ -1,0 +1,19 @@
+//! adamviz: governed clinical-trial plots. This is the module tree shared by the server binary
+//! (`ssr`, see `main.rs`) and the browser bundle (`hydrate`, entry point [`hydrate`]).
+//!
+//! Where things live: `app` is the HTML shell and the one list of pages; `ui/` holds the pages and
+//! components; `server` (ssr only) is the axum wiring, the CLI and the configuration.
+
+pub mod app;
+pub mod ui;
+
+#[cfg(feature = "ssr")]
+pub mod server;
+
+/// Browser entry point: attaches the reactive system to the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(app::App);
+}

@@ -1,0 +1,94 @@
+//! The `adamviz` command line: one subcommand per capability. Later capabilities add their
+//! subcommands to [`Command`] and a branch to [`run`].
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use super::{config::ServeConfig, http};
+
+/// adamviz: governed clinical-trial plots from ADaM data.
+#[derive(Debug, Parser)]
+#[command(name = "adamviz", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the web application (embedded default: 127.0.0.1:3000, state in ./adamviz-data).
+    Serve(ServeArgs),
+}
+
+/// Options of `adamviz serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; overrides `site-addr` of the site settings. Port 0 picks a free port.
+    #[arg(long, env = "ADAMVIZ_ADDR")]
+    pub addr: Option<SocketAddr>,
+
+    /// Directory holding all state (database, artifact objects); created on first start.
+    #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
+    pub data_dir: PathBuf,
+
+    /// Site settings file (a `[package.metadata.leptos]` table), relative to the working directory.
+    #[arg(long, env = "ADAMVIZ_SITE_CONFIG", default_value = "Leptos.toml")]
+    pub site_config: PathBuf,
+}
+
+/// Runs one parsed command line to completion.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => {
+            let config = ServeConfig::load(&args.site_config, args.addr, args.data_dir)?;
+            http::serve(config).await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn serve_without_flags_uses_the_embedded_defaults() {
+        let cli = Cli::try_parse_from(["adamviz", "serve"]).expect("parses");
+        let Command::Serve(args) = cli.command;
+        assert_eq!(args.addr, None, "the address comes from the site settings");
+        assert_eq!(args.data_dir, PathBuf::from("adamviz-data"));
+        assert_eq!(args.site_config, PathBuf::from("Leptos.toml"));
+    }
+
+    #[test]
+    fn serve_takes_addr_and_data_dir() {
+        let cli = Cli::try_parse_from([
+            "adamviz",
+            "serve",
+            "--addr",
+            "127.0.0.1:4100",
+            "--data-dir",
+            "/tmp/somewhere",
+        ])
+        .expect("parses");
+        let Command::Serve(args) = cli.command;
+        assert_eq!(args.addr, Some("127.0.0.1:4100".parse().unwrap()));
+        assert_eq!(args.data_dir, PathBuf::from("/tmp/somewhere"));
+    }
+
+    #[test]
+    fn a_malformed_address_is_refused_with_its_value() {
+        let err = Cli::try_parse_from(["adamviz", "serve", "--addr", "localhost"]).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("'localhost'"), "{message}");
+        assert!(message.contains("--addr"), "{message}");
+    }
+}

@@ -1,0 +1,116 @@
+//! HTTP wiring: the axum router (health check, pages, static files), the listener and graceful
+//! shutdown. Every non-page route is listed in [`router`].
+
+use std::{path::PathBuf, sync::Arc};
+
+use axum::{
+    extract::{FromRef, State},
+    http::StatusCode,
+    routing::get,
+    Json, Router,
+};
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use serde::Serialize;
+use tower_http::trace::TraceLayer;
+
+use super::config::ServeConfig;
+use crate::app::{shell, App};
+
+/// Shared state of the request handlers.
+#[derive(Clone)]
+pub struct AppState {
+    /// Site settings, needed by the page renderer and the static file handler.
+    pub leptos_options: LeptosOptions,
+    /// The directory that holds all state.
+    pub data_dir: Arc<PathBuf>,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+/// Body of `GET /healthz`.
+#[derive(Debug, Serialize)]
+struct Health {
+    status: &'static str,
+    version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+}
+
+/// Healthy while the data directory is still there: without it nothing can be stored.
+async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
+    let data_dir_present = tokio::fs::metadata(state.data_dir.as_path())
+        .await
+        .is_ok_and(|meta| meta.is_dir());
+    if data_dir_present {
+        let health = Health {
+            status: "ok",
+            version: env!("CARGO_PKG_VERSION"),
+            reason: None,
+        };
+        (StatusCode::OK, Json(health))
+    } else {
+        let health = Health {
+            status: "unavailable",
+            version: env!("CARGO_PKG_VERSION"),
+            reason: Some("the data directory is missing"),
+        };
+        (StatusCode::SERVICE_UNAVAILABLE, Json(health))
+    }
+}
+
+/// The complete router: health check, every page of `App`, static files and the 404 fallback.
+pub fn router(state: AppState) -> Router {
+    let page_routes = generate_route_list(App);
+    let leptos_options = state.leptos_options.clone();
+    Router::new()
+        .route("/healthz", get(healthz))
+        .leptos_routes(&state, page_routes, move || shell(leptos_options.clone()))
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Binds the configured address and serves until SIGINT or SIGTERM, then drains open requests.
+pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    let addr = config.leptos_options.site_addr;
+    let state = AppState {
+        leptos_options: config.leptos_options,
+        data_dir: Arc::new(config.data_dir),
+    };
+    let shutdown = shutdown_signal()
+        .map_err(|err| anyhow::anyhow!("cannot install the SIGINT/SIGTERM handlers: {err}"))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|err| anyhow::anyhow!("cannot listen on {addr}: {err}"))?;
+    let bound = listener.local_addr()?;
+    tracing::info!(
+        addr = %bound,
+        data_dir = %state.data_dir.display(),
+        site_root = %state.leptos_options.site_root,
+        "adamviz listening on http://{bound}"
+    );
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    tracing::info!("adamviz stopped");
+    Ok(())
+}
+
+/// Registers SIGINT and SIGTERM handlers now (so a signal that arrives before the server is
+/// polled is not lost to the default action) and returns a future that completes at the first.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => tracing::info!("SIGINT received, shutting down"),
+            _ = terminate.recv() => tracing::info!("SIGTERM received, shutting down"),
+        }
+    })
+}

@@ -1,0 +1,65 @@
+//! The frame every page sits in: header with the section navigation, main area, footer.
+//! It also carries the hydration marker that browser tests wait for.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+/// One entry of the section navigation.
+struct Section {
+    href: &'static str,
+    label: &'static str,
+}
+
+/// The sections of the application, in navigation order.
+const SECTIONS: [Section; 3] = [
+    Section {
+        href: "/datasets",
+        label: "Datasets",
+    },
+    Section {
+        href: "/revisions",
+        label: "Revisions",
+    },
+    Section {
+        href: "/evidence",
+        label: "Evidence",
+    },
+];
+
+/// Page frame. `data-hydrated` is `false` in the server's HTML and becomes `true` once the
+/// browser has hydrated the page: effects run only in the browser, so the attribute proves it.
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
+
+    view! {
+        <div id="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
+            <header class="site-header">
+                <A href="/" attr:class="brand">
+                    <span class="brand-mark" aria-hidden="true">"◧"</span>
+                    "adamviz"
+                </A>
+                <nav aria-label="Sections">
+                    <ul>
+                        {SECTIONS
+                            .iter()
+                            .map(|section| {
+                                view! {
+                                    <li>
+                                        <A href=section.href>{section.label}</A>
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                </nav>
+            </header>
+            <main class="site-main">{children()}</main>
+            <footer class="site-footer">
+                "adamviz " {env!("CARGO_PKG_VERSION")}
+                " · governed clinical-trial plots · data classification: synthetic or de-identified only"
+            </footer>
+        </div>
+    }
+}
