@@ -27,12 +27,17 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # --- Rust toolchain pieces ------------------------------------------------------------------
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+# (Outputs are captured before matching: with pipefail, `grep -q` closing a pipe early would
+# turn a present tool into a spurious reinstall.)
+installed_targets=$(rustup target list --installed)
+if ! grep -qx wasm32-unknown-unknown <<<"$installed_targets"; then
   log "rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
 fi
-rustup component list --installed | grep -q '^clippy' || rustup component add clippy
-rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+installed_components=$(rustup component list --installed)
+for component in clippy rustfmt; do
+  grep -q "^$component" <<<"$installed_components" || rustup component add "$component"
+done
 
 # Builds a crates.io binary from its published source with its own lock file, after pinning the
 # dependencies that the lock file resolves to versions this rustc cannot build.
@@ -56,10 +61,10 @@ install_pinned_crate() {
   command -v "$binary" >/dev/null
 }
 
-if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
+if [ "$(cargo leptos --version 2>/dev/null || true)" != "cargo-leptos $CARGO_LEPTOS_VERSION" ]; then
   install_pinned_crate cargo-leptos "$CARGO_LEPTOS_VERSION" cargo-leptos cargo-util-schemas@0.14.1
 fi
-if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
   install_pinned_crate wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen webpki-roots@1.0.10
 fi
 
