@@ -2,13 +2,22 @@
 //! (`ssr`, see `main.rs`) and the browser bundle (`hydrate`, entry point [`hydrate`]).
 //!
 //! Where things live: `app` is the HTML shell and the one list of pages; `ui/` holds the pages and
-//! components; `server` (ssr only) is the axum wiring, the CLI and the configuration.
+//! components; `domain/` holds pure types shared with the browser;
+//! `ingest/` (ssr) reads uploads; `store/` (ssr) keeps them; `server/` (ssr) is the axum
+//! wiring, the CLI and the configuration.
 
 pub mod app;
+pub mod domain;
 pub mod ui;
 
 #[cfg(feature = "ssr")]
+pub mod ingest;
+#[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+pub mod service;
+#[cfg(feature = "ssr")]
+pub mod store;
 
 /// Browser entry point: attaches the reactive system to the server-rendered page.
 #[cfg(feature = "hydrate")]

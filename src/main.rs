@@ -1,6 +1,8 @@
 //! The `adamviz` binary: sets up logging, parses the command line and runs it.
 //! The commands themselves live in `adamviz::server::cli`.
 
+use std::io::IsTerminal;
+
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -13,13 +15,13 @@ async fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("info,adamviz=info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 
     let cli = adamviz::server::cli::Cli::parse();
     match adamviz::server::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
-            tracing::error!("{err:#}");
             eprintln!("error: {err:#}");
             std::process::ExitCode::FAILURE
         }

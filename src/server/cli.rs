@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 
 use super::{config::ServeConfig, http};
 
+pub mod profile;
+
 /// adamviz: governed clinical-trial plots from ADaM data.
 #[derive(Debug, Parser)]
 #[command(name = "adamviz", version, about, long_about = None)]
@@ -21,6 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the web application (embedded default: 127.0.0.1:3000, state in ./adamviz-data).
     Serve(ServeArgs),
+    /// Read a dataset (CSV or SAS XPORT) and print its profile: columns, roles, warnings.
+    Profile(profile::ProfileArgs),
 }
 
 /// Options of `adamviz serve`.
@@ -46,6 +50,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let config = ServeConfig::load(&args.site_config, args.addr, args.data_dir)?;
             http::serve(config).await
         }
+        Command::Profile(args) => profile::run(args),
     }
 }
 
@@ -62,7 +67,9 @@ mod tests {
     #[test]
     fn serve_without_flags_uses_the_embedded_defaults() {
         let cli = Cli::try_parse_from(["adamviz", "serve"]).expect("parses");
-        let Command::Serve(args) = cli.command;
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve");
+        };
         assert_eq!(args.addr, None, "the address comes from the site settings");
         assert_eq!(args.data_dir, PathBuf::from("adamviz-data"));
         assert_eq!(args.site_config, PathBuf::from("Leptos.toml"));
@@ -79,7 +86,9 @@ mod tests {
             "/tmp/somewhere",
         ])
         .expect("parses");
-        let Command::Serve(args) = cli.command;
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve");
+        };
         assert_eq!(args.addr, Some("127.0.0.1:4100".parse().unwrap()));
         assert_eq!(args.data_dir, PathBuf::from("/tmp/somewhere"));
     }

@@ -1,0 +1,275 @@
+//! The profile of an uploaded dataset, as the UI and the CLI show it: columns, candidate roles,
+//! per-parameter units and the warnings a reviewer must see. Computed by `crate::ingest::profile`.
+
+use serde::{Deserialize, Serialize};
+
+use super::digest::Sha256Digest;
+
+/// Records in a cell below this many subjects are "low N" unless a spec says otherwise.
+pub const DEFAULT_LOW_N_THRESHOLD: usize = 5;
+
+/// At most this many distinct values are counted per column; the count says when it is capped.
+pub const DISTINCT_CAP: usize = 1000;
+
+/// At most this many examples are listed in one warning; the warning also gives the full count.
+pub const EXAMPLE_CAP: usize = 10;
+
+/// Everything adamviz learned from a dataset before any question is asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetProfile {
+    /// SHA-256 of the uploaded bytes.
+    pub content_hash: Sha256Digest,
+    /// `csv` or `xpt`.
+    pub source_format: String,
+    /// Dataset name (XPT member name), if any.
+    pub dataset_name: Option<String>,
+    /// Dataset label, if any.
+    pub dataset_label: Option<String>,
+    /// Number of records.
+    pub row_count: usize,
+    /// One entry per column, in file order.
+    pub columns: Vec<ColumnProfile>,
+    /// Which columns can play which part in a plot.
+    pub roles: CandidateRoles,
+    /// One entry per parameter code, sorted by code.
+    pub parameters: Vec<ParameterProfile>,
+    /// Data facts a reviewer must see.
+    pub warnings: Vec<ProfileWarning>,
+}
+
+/// Numeric or character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnKind {
+    /// Numbers.
+    Numeric,
+    /// Text.
+    Character,
+}
+
+/// One column's facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnProfile {
+    /// Name as in the file.
+    pub name: String,
+    /// SAS label, if any.
+    pub label: Option<String>,
+    /// Numeric or character.
+    pub kind: ColumnKind,
+    /// SAS display format, if any.
+    pub format: Option<String>,
+    /// `date`, `datetime` or `time` when the format says the number is one.
+    pub temporal: Option<String>,
+    /// Missing cells.
+    pub missing: usize,
+    /// Distinct non-missing values, counted up to [`DISTINCT_CAP`].
+    pub distinct: usize,
+    /// True when `distinct` stopped at the cap.
+    pub distinct_capped: bool,
+    /// Smallest value (numeric columns).
+    pub min: Option<f64>,
+    /// Largest value (numeric columns).
+    pub max: Option<f64>,
+    /// Up to [`EXAMPLE_CAP`] distinct values in order of first appearance, as text (dates ISO 8601).
+    pub examples: Vec<String>,
+}
+
+/// A visit label column and the numeric column that orders it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisitCandidate {
+    /// The label column, e.g. AVISIT.
+    pub label: String,
+    /// Its order column, e.g. AVISITN, if present.
+    pub order: Option<String>,
+}
+
+/// Candidate columns for each role, best first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CandidateRoles {
+    /// Subject identifier (USUBJID, SUBJID).
+    pub subject: Vec<String>,
+    /// Treatment (TRTA, TRT01A, TRTP, ARM, ACTARM …).
+    pub treatment: Vec<String>,
+    /// Visits with their order variables.
+    pub visit: Vec<VisitCandidate>,
+    /// Parameter code (PARAMCD).
+    pub parameter_code: Vec<String>,
+    /// Parameter label (PARAM).
+    pub parameter_label: Vec<String>,
+    /// Numeric analysis values (AVAL, CHG, PCHG, BASE).
+    pub value: Vec<String>,
+    /// Unit columns (AVALU …).
+    pub unit: Vec<String>,
+    /// Population flags (SAFFL, ITTFL …: subject level).
+    pub population_flags: Vec<String>,
+    /// Record flags (ANL01FL, ABLFL …: record level).
+    pub record_flags: Vec<String>,
+}
+
+/// Where a parameter's unit was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitSource {
+    /// A unit column such as AVALU.
+    Column,
+    /// The trailing "(unit)" of the parameter label.
+    ParameterLabel,
+}
+
+/// One parameter (PARAMCD value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParameterProfile {
+    /// The code, e.g. `ALT`.
+    pub code: String,
+    /// Its label(s), e.g. `Alanine Aminotransferase (U/L)`; several mean inconsistent data.
+    pub labels: Vec<String>,
+    /// Records with this code.
+    pub records: usize,
+    /// The distinct units found, sorted.
+    pub units: Vec<String>,
+    /// Where the units came from.
+    pub unit_source: Option<UnitSource>,
+    /// True for codes that look derived (a `_` prefix in the CDISC pilot).
+    pub derived_looking: bool,
+}
+
+/// A data fact a reviewer must see, with the values or rows concerned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ProfileWarning {
+    /// Visit labels with leading or trailing blanks.
+    PaddedVisitLabels {
+        /// The label column.
+        column: String,
+        /// Records concerned.
+        records: usize,
+        /// Some of the padded values, quoted as stored.
+        examples: Vec<String>,
+    },
+    /// Visit labels whose records have no order value.
+    VisitsWithoutOrder {
+        /// The label column.
+        column: String,
+        /// The order column.
+        order_column: String,
+        /// Records concerned.
+        records: usize,
+        /// Labels concerned.
+        examples: Vec<String>,
+    },
+    /// One visit label with several order values.
+    VisitLabelWithSeveralOrders {
+        /// The label column.
+        column: String,
+        /// The label.
+        label: String,
+        /// Its order values.
+        orders: Vec<f64>,
+    },
+    /// One order value with several visit labels (e.g. "End of Treatment" sharing a number).
+    OrderWithSeveralVisitLabels {
+        /// The order column.
+        order_column: String,
+        /// The order value.
+        order: f64,
+        /// Its labels.
+        labels: Vec<String>,
+    },
+    /// A parameter recorded in more than one unit.
+    MixedUnits {
+        /// The parameter code.
+        parameter: String,
+        /// The units.
+        units: Vec<String>,
+    },
+    /// Several records for one subject, visit and parameter.
+    SeveralRecordsPerSubjectVisit {
+        /// The parameter code.
+        parameter: String,
+        /// Subject × visit combinations with more than one record.
+        combinations: usize,
+        /// Some of them, as "subject / visit (n records)".
+        examples: Vec<String>,
+    },
+    /// Filtering on this flag = "Y" would remove every baseline record.
+    FlagRemovesBaseline {
+        /// The flag column, e.g. ANL01FL.
+        flag: String,
+        /// The baseline flag column, e.g. ABLFL.
+        baseline_flag: String,
+        /// Baseline records that the filter would drop.
+        baseline_records: usize,
+    },
+    /// Treatment × visit cells with fewer subjects than the threshold.
+    LowNCells {
+        /// The parameter code.
+        parameter: String,
+        /// The threshold used.
+        threshold: usize,
+        /// Cells below it.
+        cells: usize,
+        /// Some of them, as "treatment / visit: n".
+        examples: Vec<String>,
+    },
+    /// Parameter codes that look derived rather than measured.
+    DerivedLookingParameters {
+        /// The codes.
+        codes: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for ProfileWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |items: &[String]| items.join(", ");
+        match self {
+            Self::PaddedVisitLabels { column, records, examples } => write!(
+                f,
+                "{column}: {records} records have visit labels with leading or trailing blanks, e.g. {}",
+                list(examples)
+            ),
+            Self::VisitsWithoutOrder { column, order_column, records, examples } => write!(
+                f,
+                "{column}: {records} records have no {order_column} to order their visit: {}",
+                list(examples)
+            ),
+            Self::VisitLabelWithSeveralOrders { column, label, orders } => write!(
+                f,
+                "{column}: visit {label:?} has several order values: {}",
+                orders.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+            Self::OrderWithSeveralVisitLabels { order_column, order, labels } => write!(
+                f,
+                "{order_column} = {order} is shared by several visits: {}",
+                list(labels)
+            ),
+            Self::MixedUnits { parameter, units } => {
+                write!(f, "parameter {parameter} is recorded in several units: {}", list(units))
+            }
+            Self::SeveralRecordsPerSubjectVisit { parameter, combinations, examples } => write!(
+                f,
+                "parameter {parameter}: {combinations} subject × visit combinations have several records, e.g. {}",
+                list(examples)
+            ),
+            Self::FlagRemovesBaseline { flag, baseline_flag, baseline_records } => write!(
+                f,
+                "filtering on {flag} = \"Y\" would remove all {baseline_records} baseline records ({baseline_flag} = \"Y\")"
+            ),
+            Self::LowNCells { parameter, threshold, cells, examples } => write!(
+                f,
+                "parameter {parameter}: {cells} treatment × visit cells have fewer than {threshold} subjects, e.g. {}",
+                list(examples)
+            ),
+            Self::DerivedLookingParameters { codes } => write!(
+                f,
+                "{} parameter codes look derived (\"_\" prefix): {}",
+                codes.len(),
+                list(codes)
+            ),
+        }
+    }
+}

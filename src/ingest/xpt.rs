@@ -1,0 +1,461 @@
+//! SAS XPORT version 5 reader (the transport format ADaM datasets are submitted in).
+//!
+//! The file is a sequence of 80-byte records: a library header, one member (dataset) header with
+//! one 140-byte (136 on VAX) "namestr" per variable, then the observations packed back to back
+//! and padded with blanks to a multiple of 80. Numbers are IBM System/360 hexadecimal floating
+//! point, big endian, 2 to 8 bytes; a missing number is a marker byte (`.`, `_`, `A`–`Z`)
+//! followed by zeros. See SAS's technical note TS-140 for the layout.
+//!
+//! The reader is strict: anything it does not understand is an [`XptError`] naming the byte
+//! offset, never a guess. It reads exactly one member: ADaM files hold one dataset each.
+
+use super::table::{Column, ColumnData, NumericCell, SasMissing, SourceFormat, Table};
+
+/// Every XPORT record is this long.
+const RECORD: usize = 80;
+const LIBRARY_HEADER: &[u8] =
+    b"HEADER RECORD*******LIBRARY HEADER RECORD!!!!!!!000000000000000000000000000000  ";
+const LIBRARY_HEADER_V8: &[u8] = b"HEADER RECORD*******LIBV8   HEADER RECORD!!!!!!!";
+const MEMBER_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******MEMBER  HEADER RECORD!!!!!!!";
+const DESCRIPTOR_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******DSCRPTR HEADER RECORD!!!!!!!";
+const NAMESTR_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******NAMESTR HEADER RECORD!!!!!!!";
+const OBS_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******OBS     HEADER RECORD!!!!!!!";
+
+/// Why an XPORT file could not be read. Offsets are byte offsets from the start of the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XptError {
+    /// The first record is not the XPORT v5 library header.
+    #[error("not a SAS XPORT v5 file: the first 80 bytes are not the library header record")]
+    NotXport,
+    /// An XPORT version 8 file (long names), which this reader does not accept.
+    #[error("SAS XPORT version 8 (LIBV8) is not supported; export the dataset as XPORT version 5")]
+    Version8,
+    /// The file length is not a whole number of 80-byte records.
+    #[error(
+        "SAS XPORT file is truncated or corrupt: its length {length} bytes is not a multiple of 80"
+    )]
+    NotWholeRecords {
+        /// File length in bytes.
+        length: usize,
+    },
+    /// The file ends before a record that must be there.
+    #[error("SAS XPORT file is truncated: the {expected} is missing at byte {offset} (file length {length})")]
+    Truncated {
+        /// What was expected.
+        expected: &'static str,
+        /// Where it was expected.
+        offset: usize,
+        /// File length in bytes.
+        length: usize,
+    },
+    /// A header record is not the one the layout requires at this place.
+    #[error("SAS XPORT file is corrupt: expected the {expected} at byte {offset}")]
+    UnexpectedRecord {
+        /// What was expected.
+        expected: &'static str,
+        /// Where.
+        offset: usize,
+    },
+    /// A number field in a header record is not a decimal number in range.
+    #[error("SAS XPORT file is corrupt: the {field} at byte {offset} is not a valid number")]
+    BadHeaderNumber {
+        /// Which field.
+        field: &'static str,
+        /// Where.
+        offset: usize,
+    },
+    /// A variable descriptor (namestr) is inconsistent.
+    #[error(
+        "SAS XPORT file is corrupt: variable {index} (descriptor at byte {offset}): {problem}"
+    )]
+    BadVariable {
+        /// 1-based variable number.
+        index: usize,
+        /// Where its descriptor starts.
+        offset: usize,
+        /// What is wrong.
+        problem: VariableProblem,
+    },
+    /// Two variables have the same name.
+    #[error("SAS XPORT file has two variables named {name:?} (variables {first} and {second})")]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// 1-based number of the first.
+        first: usize,
+        /// 1-based number of the second.
+        second: usize,
+    },
+    /// The file holds more than one dataset.
+    #[error("SAS XPORT file holds a second dataset (member header at byte {offset}); upload one dataset per file")]
+    SeveralMembers {
+        /// Where the second member starts.
+        offset: usize,
+    },
+    /// The bytes after the last whole observation are not blank padding.
+    #[error("SAS XPORT file is truncated or corrupt: {trailing} bytes after the last whole {row_length}-byte observation are not blank padding")]
+    PartialObservation {
+        /// Length of one observation.
+        row_length: usize,
+        /// Bytes left over.
+        trailing: usize,
+    },
+}
+
+/// What is wrong with a variable descriptor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VariableProblem {
+    /// Type code other than 1 (numeric) or 2 (character).
+    #[error("type code {0} is neither 1 (numeric) nor 2 (character)")]
+    UnknownType(i16),
+    /// Numeric length outside 2–8.
+    #[error("numeric length {0} is outside 2..=8")]
+    NumericLength(i16),
+    /// Character length outside 1–200.
+    #[error("character length {0} is outside 1..=200")]
+    CharacterLength(i16),
+    /// The name is blank or not printable ASCII.
+    #[error("the name is blank or not printable ASCII")]
+    BadName,
+    /// The value lies outside the observation.
+    #[error(
+        "position {position} + length {length} lies outside the {row_length}-byte observation"
+    )]
+    OutsideObservation {
+        /// Offset within the observation.
+        position: i32,
+        /// Length.
+        length: i16,
+        /// Length of one observation.
+        row_length: usize,
+    },
+}
+
+/// One variable as its namestr describes it.
+struct Variable {
+    name: String,
+    label: Option<String>,
+    format: Option<String>,
+    numeric: bool,
+    length: usize,
+    position: usize,
+}
+
+/// Reads the one dataset of an XPORT v5 file.
+pub fn read_xpt(bytes: &[u8]) -> Result<Table, XptError> {
+    // 1. Library header: identifies the format (v8 is refused by name).
+    if bytes.len() < RECORD || &bytes[..RECORD] != LIBRARY_HEADER {
+        if bytes.starts_with(LIBRARY_HEADER_V8) {
+            return Err(XptError::Version8);
+        }
+        return Err(XptError::NotXport);
+    }
+    // 2. The whole file is 80-byte records; a cut file almost always breaks this.
+    if !bytes.len().is_multiple_of(RECORD) {
+        return Err(XptError::NotWholeRecords {
+            length: bytes.len(),
+        });
+    }
+    let record = |offset: usize, expected: &'static str| -> Result<&[u8], XptError> {
+        bytes
+            .get(offset..offset + RECORD)
+            .ok_or(XptError::Truncated {
+                expected,
+                offset,
+                length: bytes.len(),
+            })
+    };
+    // 3. Two library records (SAS version, dates), then the member header with the namestr size.
+    record(80, "first library record")?;
+    record(160, "second library record")?;
+    let member = record(240, "member header record")?;
+    if !member.starts_with(MEMBER_HEADER_PREFIX) {
+        return Err(XptError::UnexpectedRecord {
+            expected: "member header record",
+            offset: 240,
+        });
+    }
+    let namestr_length = match &member[74..78] {
+        b"0140" => 140,
+        b"0136" => 136,
+        _ => {
+            return Err(XptError::BadHeaderNumber {
+                field: "descriptor length",
+                offset: 240 + 74,
+            })
+        }
+    };
+    if !record(320, "descriptor header record")?.starts_with(DESCRIPTOR_HEADER_PREFIX) {
+        return Err(XptError::UnexpectedRecord {
+            expected: "descriptor header record",
+            offset: 320,
+        });
+    }
+    // 4. Member records: dataset name and label.
+    let member_data = record(400, "member data record")?;
+    let dataset_name = text_field(&member_data[8..16]);
+    let member_data_2 = record(480, "second member data record")?;
+    let dataset_label = text_field(&member_data_2[32..72]);
+    // 5. Namestr header: the number of variables, then one namestr per variable.
+    let namestr_header = record(560, "namestr header record")?;
+    if !namestr_header.starts_with(NAMESTR_HEADER_PREFIX) {
+        return Err(XptError::UnexpectedRecord {
+            expected: "namestr header record",
+            offset: 560,
+        });
+    }
+    let variable_count = std::str::from_utf8(&namestr_header[54..58])
+        .ok()
+        .and_then(|digits| digits.parse::<usize>().ok())
+        .ok_or(XptError::BadHeaderNumber {
+            field: "variable count",
+            offset: 560 + 54,
+        })?;
+    let namestr_start = 640;
+    let namestr_end = namestr_start + variable_count * namestr_length;
+    if namestr_end > bytes.len() {
+        return Err(XptError::Truncated {
+            expected: "variable descriptors",
+            offset: namestr_start,
+            length: bytes.len(),
+        });
+    }
+    let mut variables: Vec<Variable> = Vec::with_capacity(variable_count);
+    for index in 0..variable_count {
+        let offset = namestr_start + index * namestr_length;
+        let namestr = &bytes[offset..offset + namestr_length];
+        let variable = parse_namestr(namestr).map_err(|problem| XptError::BadVariable {
+            index: index + 1,
+            offset,
+            problem,
+        })?;
+        if let Some(first) = variables.iter().position(|v| v.name == variable.name) {
+            return Err(XptError::DuplicateName {
+                name: variable.name,
+                first: first + 1,
+                second: index + 1,
+            });
+        }
+        variables.push(variable);
+    }
+    // The observation length: every value must lie within it.
+    let row_length: usize = variables.iter().map(|v| v.length).sum();
+    for (index, variable) in variables.iter().enumerate() {
+        if variable.position + variable.length > row_length {
+            return Err(XptError::BadVariable {
+                index: index + 1,
+                offset: namestr_start + index * namestr_length,
+                problem: VariableProblem::OutsideObservation {
+                    position: variable.position as i32,
+                    length: variable.length as i16,
+                    row_length,
+                },
+            });
+        }
+    }
+    // 6. Observation header, then observations up to the end (or a second member, refused).
+    let obs_header_offset = namestr_end.div_ceil(RECORD) * RECORD;
+    if !record(obs_header_offset, "observation header record")?.starts_with(OBS_HEADER_PREFIX) {
+        return Err(XptError::UnexpectedRecord {
+            expected: "observation header record",
+            offset: obs_header_offset,
+        });
+    }
+    let data_start = obs_header_offset + RECORD;
+    if let Some(second) = (data_start..bytes.len())
+        .step_by(RECORD)
+        .find(|&offset| bytes[offset..].starts_with(MEMBER_HEADER_PREFIX))
+    {
+        return Err(XptError::SeveralMembers { offset: second });
+    }
+    let data = &bytes[data_start..];
+    let row_count = observation_count(data, row_length)?;
+
+    // 7. Decode every value of every variable.
+    let columns = variables
+        .into_iter()
+        .map(|variable| decode_column(data, row_length, row_count, variable))
+        .collect();
+    Ok(Table {
+        source_format: SourceFormat::Xpt,
+        dataset_name,
+        dataset_label,
+        columns,
+        row_count,
+    })
+}
+
+fn be_i16(bytes: &[u8]) -> i16 {
+    i16::from_be_bytes([bytes[0], bytes[1]])
+}
+
+fn parse_namestr(namestr: &[u8]) -> Result<Variable, VariableProblem> {
+    let type_code = be_i16(&namestr[0..2]);
+    let length = be_i16(&namestr[4..6]);
+    let numeric = match type_code {
+        1 => true,
+        2 => false,
+        other => return Err(VariableProblem::UnknownType(other)),
+    };
+    if numeric && !(2..=8).contains(&length) {
+        return Err(VariableProblem::NumericLength(length));
+    }
+    if !numeric && !(1..=200).contains(&length) {
+        return Err(VariableProblem::CharacterLength(length));
+    }
+    let raw_name = &namestr[8..16];
+    let name = text_field(raw_name).ok_or(VariableProblem::BadName)?;
+    if !name.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(VariableProblem::BadName);
+    }
+    let label = text_field(&namestr[16..56]);
+    let format = text_field(&namestr[56..64]).map(|format_name| {
+        let width = be_i16(&namestr[64..66]);
+        let decimals = be_i16(&namestr[66..68]);
+        let mut format = format_name;
+        if width > 0 {
+            format.push_str(&width.to_string());
+        }
+        format.push('.');
+        if decimals > 0 {
+            format.push_str(&decimals.to_string());
+        }
+        format
+    });
+    let position = i32::from_be_bytes([namestr[84], namestr[85], namestr[86], namestr[87]]);
+    let position = usize::try_from(position).map_err(|_| VariableProblem::OutsideObservation {
+        position,
+        length,
+        row_length: 0,
+    })?;
+    Ok(Variable {
+        name,
+        label,
+        format,
+        numeric,
+        length: length as usize,
+        position,
+    })
+}
+
+/// The number of whole observations in `data`, which ends with blank padding to 80 bytes.
+fn observation_count(data: &[u8], row_length: usize) -> Result<usize, XptError> {
+    if row_length == 0 {
+        return Ok(0);
+    }
+    let mut count = data.len() / row_length;
+    let trailing = &data[count * row_length..];
+    if !trailing.iter().all(|&b| b == b' ') {
+        return Err(XptError::PartialObservation {
+            row_length,
+            trailing: trailing.len(),
+        });
+    }
+    // An observation that is entirely blank and starts inside the final 80 bytes is padding
+    // (only an all-character dataset can have one; SAS's own readers decide the same way).
+    while count > 0 {
+        let start = (count - 1) * row_length;
+        let row = &data[start..start + row_length];
+        if data.len() - start < RECORD && row.iter().all(|&b| b == b' ') {
+            count -= 1;
+        } else {
+            break;
+        }
+    }
+    Ok(count)
+}
+
+fn decode_column(data: &[u8], row_length: usize, row_count: usize, variable: Variable) -> Column {
+    let field = |row: usize| {
+        let start = row * row_length + variable.position;
+        &data[start..start + variable.length]
+    };
+    let data = if variable.numeric {
+        ColumnData::Numeric(
+            (0..row_count)
+                .map(|row| ibm_to_numeric(field(row)))
+                .collect(),
+        )
+    } else {
+        ColumnData::Character((0..row_count).map(|row| text_field(field(row))).collect())
+    };
+    Column {
+        name: variable.name,
+        label: variable.label,
+        format: variable.format,
+        data,
+    }
+}
+
+/// A character field: trailing blanks trimmed, all-blank as missing. UTF-8 where valid, else
+/// Latin-1 (older SAS sessions write it), which decodes every byte.
+fn text_field(bytes: &[u8]) -> Option<String> {
+    let end = bytes.iter().rposition(|&b| b != b' ' && b != 0)? + 1;
+    let bytes = &bytes[..end];
+    Some(match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    })
+}
+
+/// Converts a 2–8 byte IBM hexadecimal float (missing markers included) to a cell.
+///
+/// value = (-1)^sign × 0.mantissa(56 bits) × 16^(exponent − 64). The 56-bit mantissa is rounded
+/// to f64 once (round half to even) and scaled by an exact power of two, so the result is the
+/// correctly rounded double of the stored number.
+pub fn ibm_to_numeric(field: &[u8]) -> NumericCell {
+    let mut bytes = [0u8; 8];
+    bytes[..field.len()].copy_from_slice(field);
+    if bytes[1..].iter().all(|&b| b == 0) {
+        if let Some(missing) = SasMissing::from_marker(bytes[0]) {
+            return NumericCell::Missing(missing);
+        }
+    }
+    let negative = bytes[0] & 0x80 != 0;
+    let exponent = i32::from(bytes[0] & 0x7f) - 64;
+    let mantissa = u64::from_be_bytes([
+        0, bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+    ]);
+    if mantissa == 0 {
+        return NumericCell::Value(0.0);
+    }
+    // 4·exponent − 56 lies in [−312, 196]: a normal power of two, built exactly from its bits.
+    let scale = f64::from_bits(((1023 + 4 * exponent - 56) as u64) << 52);
+    let magnitude = mantissa as f64 * scale;
+    NumericCell::Value(if negative { -magnitude } else { magnitude })
+}
+
+/// Encodes a finite double as an 8-byte IBM float (truncating below the 56-bit mantissa), and a
+/// missing value as its marker. The inverse of [`ibm_to_numeric`] for test data and fixtures.
+pub fn numeric_to_ibm(cell: NumericCell) -> [u8; 8] {
+    let value = match cell {
+        NumericCell::Missing(missing) => {
+            let marker = match missing {
+                SasMissing::Dot => b'.',
+                SasMissing::Underscore => b'_',
+                SasMissing::Letter(letter) => letter,
+            };
+            return [marker, 0, 0, 0, 0, 0, 0, 0];
+        }
+        NumericCell::Value(value) => value,
+    };
+    if value == 0.0 {
+        return [0; 8];
+    }
+    let sign = if value < 0.0 { 0x80u8 } else { 0 };
+    let magnitude = value.abs();
+    // Find exponent e with 16^(e-1) <= magnitude < 16^e, then the 56-bit fraction.
+    let mut exponent = (magnitude.log2() / 4.0).floor() as i32 + 1;
+    let mut fraction = magnitude / 16f64.powi(exponent);
+    if fraction >= 1.0 {
+        exponent += 1;
+        fraction /= 16.0;
+    } else if fraction < 1.0 / 16.0 {
+        exponent -= 1;
+        fraction *= 16.0;
+    }
+    let mantissa = (fraction * 2f64.powi(56)) as u64;
+    let mut bytes = mantissa.to_be_bytes();
+    bytes[0] = sign | ((exponent + 64) as u8 & 0x7f);
+    bytes
+}

@@ -1,0 +1,65 @@
+//! Receiving an upload: check the declared classification, stream the raw bytes into the object
+//! store (hashing them in the same pass, refusing them past the size limit), then parse them.
+//! The raw bytes are stored before parsing, so a dataset's content hash is always the hash of
+//! exactly what was received.
+
+use std::io::Read;
+
+use crate::{
+    domain::classification::{DataClassification, UnknownClassification},
+    ingest::{read_dataset, table::Table, ReadError},
+    store::objects::{ObjectStore, ObjectStoreError, StoredObject},
+};
+
+/// Default upload limit: 1 GiB.
+pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
+
+/// Why an upload was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// The classification is not one adamviz accepts; nothing was stored.
+    #[error(transparent)]
+    Classification(#[from] UnknownClassification),
+    /// Storing failed (including the size limit); nothing was stored.
+    #[error(transparent)]
+    Store(#[from] ObjectStoreError),
+    /// The bytes were stored (under `object`) but are not a dataset adamviz can read.
+    #[error("{source}")]
+    Unreadable {
+        /// The stored raw bytes.
+        object: StoredObject,
+        /// What is wrong with them.
+        #[source]
+        source: ReadError,
+    },
+}
+
+/// An upload that was stored and parsed.
+#[derive(Debug, Clone)]
+pub struct ReceivedUpload {
+    /// The raw bytes in the object store; `object.digest` is the dataset content hash.
+    pub object: StoredObject,
+    /// What the uploader declared.
+    pub classification: DataClassification,
+    /// The parsed dataset.
+    pub table: Table,
+}
+
+/// Receives one upload (see the module documentation for the order of the steps).
+pub fn receive_upload(
+    store: &ObjectStore,
+    input: impl Read,
+    declared_classification: &str,
+    limit: u64,
+) -> Result<ReceivedUpload, UploadError> {
+    let classification: DataClassification = declared_classification.parse()?;
+    let object = store.put_stream(input, limit)?;
+    let bytes = store.get(&object.digest)?;
+    let table =
+        read_dataset(&bytes).map_err(|source| UploadError::Unreadable { object, source })?;
+    Ok(ReceivedUpload {
+        object,
+        classification,
+        table,
+    })
+}

@@ -1,0 +1,233 @@
+//! Content-addressed object store: each object is a file named by the SHA-256 of its bytes,
+//! under `<data dir>/objects/sha256/<2 hex>/<62 hex>`. Writes stream into a temporary file in
+//! the same directory tree while hashing (one pass), then rename into place, so a reader never
+//! sees a partial object and a refused or failed write leaves nothing behind.
+
+use std::{
+    fs,
+    io::{self, Read, Write},
+    path::{Path, PathBuf},
+};
+
+use sha2::{Digest, Sha256};
+
+use crate::domain::digest::Sha256Digest;
+
+/// Why an object could not be stored or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectStoreError {
+    /// The input is larger than the limit; nothing was stored.
+    #[error("the upload is larger than the limit of {limit} bytes; nothing was stored")]
+    TooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// No object with this digest.
+    #[error("no stored object has digest {digest}")]
+    NotFound {
+        /// The digest asked for.
+        digest: Sha256Digest,
+    },
+    /// A stored object's bytes no longer hash to its name.
+    #[error("stored object {digest} is corrupt: its bytes hash to {actual}")]
+    Corrupt {
+        /// The name (expected digest).
+        digest: Sha256Digest,
+        /// What the bytes hash to now.
+        actual: Sha256Digest,
+    },
+    /// A file-system failure.
+    #[error("object store I/O failure at {path}")]
+    Io {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// A stored object: its digest and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredObject {
+    /// SHA-256 of the bytes (the object's name).
+    pub digest: Sha256Digest,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The object store rooted at `<data dir>/objects`.
+#[derive(Debug, Clone)]
+pub struct ObjectStore {
+    root: PathBuf,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> ObjectStoreError + '_ {
+    move |source| ObjectStoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl ObjectStore {
+    /// Opens (creating if needed) the store under `data_dir`.
+    pub fn open(data_dir: &Path) -> Result<Self, ObjectStoreError> {
+        let root = data_dir.join("objects");
+        for dir in [root.join("sha256"), root.join("tmp")] {
+            fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+        }
+        Ok(Self { root })
+    }
+
+    /// Where the object with `digest` lives.
+    pub fn path_of(&self, digest: &Sha256Digest) -> PathBuf {
+        let hex = digest.to_hex();
+        self.root.join("sha256").join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// Streams `input` into the store, hashing as it goes, and refuses it (keeping nothing) as
+    /// soon as it exceeds `limit` bytes. Storing bytes that are already there changes nothing.
+    pub fn put_stream(
+        &self,
+        mut input: impl Read,
+        limit: u64,
+    ) -> Result<StoredObject, ObjectStoreError> {
+        let tmp_dir = self.root.join("tmp");
+        let mut tmp = tempfile::NamedTempFile::new_in(&tmp_dir).map_err(io_error(&tmp_dir))?;
+        let mut hasher = Sha256::new();
+        let mut size: u64 = 0;
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let read = match input.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(ObjectStoreError::Io {
+                        path: PathBuf::from("<upload stream>"),
+                        source,
+                    })
+                }
+            };
+            size += read as u64;
+            if size > limit {
+                // Dropping `tmp` deletes the partial file.
+                return Err(ObjectStoreError::TooLarge { limit });
+            }
+            hasher.update(&buffer[..read]);
+            tmp.write_all(&buffer[..read])
+                .map_err(io_error(tmp.path()))?;
+        }
+        tmp.as_file().sync_all().map_err(io_error(tmp.path()))?;
+        let digest = Sha256Digest::from_bytes(hasher.finalize().into());
+        let target = self.path_of(&digest);
+        if !target.exists() {
+            let parent = target.parent().expect("object paths have a parent");
+            fs::create_dir_all(parent).map_err(io_error(parent))?;
+            tmp.persist(&target).map_err(|err| ObjectStoreError::Io {
+                path: target.clone(),
+                source: err.error,
+            })?;
+        }
+        Ok(StoredObject { digest, size })
+    }
+
+    /// Stores `bytes` (see [`ObjectStore::put_stream`]).
+    pub fn put(&self, bytes: &[u8], limit: u64) -> Result<StoredObject, ObjectStoreError> {
+        self.put_stream(bytes, limit)
+    }
+
+    /// Reads an object back, re-hashing it: corrupt bytes are an error, never returned.
+    pub fn get(&self, digest: &Sha256Digest) -> Result<Vec<u8>, ObjectStoreError> {
+        let path = self.path_of(digest);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Err(ObjectStoreError::NotFound { digest: *digest })
+            }
+            Err(source) => return Err(ObjectStoreError::Io { path, source }),
+        };
+        let actual = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
+        if actual != *digest {
+            return Err(ObjectStoreError::Corrupt {
+                digest: *digest,
+                actual,
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn put_then_get_round_trips_and_names_the_object_by_its_sha256() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(temp.path()).unwrap();
+        let stored = store.put(b"abc", 1024).unwrap();
+        assert_eq!(
+            stored.digest.to_hex(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(stored.size, 3);
+        assert_eq!(store.get(&stored.digest).unwrap(), b"abc");
+        assert!(store
+            .path_of(&stored.digest)
+            .ends_with("sha256/ba/7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    }
+
+    #[test]
+    fn storing_the_same_bytes_twice_changes_nothing() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(temp.path()).unwrap();
+        let first = store.put(b"same", 1024).unwrap();
+        let modified = fs::metadata(store.path_of(&first.digest))
+            .unwrap()
+            .modified()
+            .unwrap();
+        let second = store.put(b"same", 1024).unwrap();
+        assert_eq!(first, second);
+        let again = fs::metadata(store.path_of(&first.digest))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(modified, again);
+    }
+
+    #[test]
+    fn an_input_over_the_limit_is_refused_and_leaves_nothing() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(temp.path()).unwrap();
+        let kept = store.put(b"kept", 1024).unwrap();
+        let err = store.put(&[7u8; 2000], 1999).unwrap_err();
+        assert!(
+            matches!(err, ObjectStoreError::TooLarge { limit: 1999 }),
+            "{err:?}"
+        );
+        assert_eq!(
+            fs::read_dir(temp.path().join("objects/tmp"))
+                .unwrap()
+                .count(),
+            0
+        );
+        assert_eq!(
+            store.get(&kept.digest).unwrap(),
+            b"kept",
+            "what was stored is kept"
+        );
+        // Exactly at the limit is allowed.
+        store.put(&[7u8; 1999], 1999).unwrap();
+    }
+
+    #[test]
+    fn a_corrupted_object_is_refused_on_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(temp.path()).unwrap();
+        let stored = store.put(b"original", 1024).unwrap();
+        fs::write(store.path_of(&stored.digest), b"tampered").unwrap();
+        let err = store.get(&stored.digest).unwrap_err();
+        assert!(matches!(err, ObjectStoreError::Corrupt { .. }), "{err:?}");
+    }
+}
