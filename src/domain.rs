@@ -1,5 +1,8 @@
 //! Pure domain types shared by the server and the browser: no HTTP, SQL, files or processes.
 
 pub mod classification;
+pub mod confirmation;
 pub mod digest;
+pub mod matcher;
 pub mod profile;
+pub mod spec;

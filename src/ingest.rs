@@ -1,9 +1,11 @@
 //! Reading uploads (ssr only): format detection from content, the CSV and SAS XPORT v5 readers,
 //! and the table they produce. Storing the raw bytes is `crate::store::objects`.
 
+pub mod confirm;
 pub mod csv;
 pub mod profile;
 pub mod sas_dates;
+pub mod snapshot;
 pub mod table;
 pub mod xpt;
 pub mod xpt_writer;

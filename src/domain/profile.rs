@@ -34,6 +34,10 @@ pub struct DatasetProfile {
     pub roles: CandidateRoles,
     /// One entry per parameter code, sorted by code.
     pub parameters: Vec<ParameterProfile>,
+    /// The levels of each treatment candidate, in their natural order.
+    pub treatment_levels: Vec<LevelsOf>,
+    /// The visits of each visit candidate, in order.
+    pub visit_levels: Vec<VisitsOf>,
     /// Data facts a reviewer must see.
     pub warnings: Vec<ProfileWarning>,
 }
@@ -108,6 +112,43 @@ pub struct CandidateRoles {
     pub population_flags: Vec<String>,
     /// Record flags (ANL01FL, ABLFL …: record level).
     pub record_flags: Vec<String>,
+}
+
+/// The levels of one treatment column. Ordered by the numeric companion column (TRTA by TRTAN)
+/// when there is one, else alphabetically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelsOf {
+    /// The column.
+    pub column: String,
+    /// The companion column that ordered the levels, if any.
+    pub order_column: Option<String>,
+    /// The levels.
+    pub levels: Vec<String>,
+}
+
+/// One visit label with its order value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisitLevel {
+    /// The blank-trimmed label.
+    pub label: String,
+    /// Its (smallest) order value, if any record has one.
+    pub order: Option<f64>,
+    /// Records with this label.
+    pub records: usize,
+}
+
+/// The visits of one visit column: ordered by order value, then label; unordered last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisitsOf {
+    /// The label column.
+    pub column: String,
+    /// The order column, if any.
+    pub order_column: Option<String>,
+    /// The visits.
+    pub visits: Vec<VisitLevel>,
 }
 
 /// Where a parameter's unit was found.

@@ -10,8 +10,9 @@ use super::{
 use crate::domain::{
     digest::Sha256Digest,
     profile::{
-        CandidateRoles, ColumnKind, ColumnProfile, DatasetProfile, ParameterProfile,
-        ProfileWarning, UnitSource, VisitCandidate, DISTINCT_CAP, EXAMPLE_CAP,
+        CandidateRoles, ColumnKind, ColumnProfile, DatasetProfile, LevelsOf, ParameterProfile,
+        ProfileWarning, UnitSource, VisitCandidate, VisitLevel, VisitsOf, DISTINCT_CAP,
+        EXAMPLE_CAP,
     },
 };
 
@@ -213,10 +214,90 @@ pub fn profile_table(
         dataset_label: table.dataset_label.clone(),
         row_count: table.row_count,
         columns: table.columns.iter().map(profile_column).collect(),
+        treatment_levels: roles
+            .treatment
+            .iter()
+            .filter_map(|column| treatment_levels(table, column))
+            .collect(),
+        visit_levels: roles
+            .visit
+            .iter()
+            .filter_map(|visit| visit_levels(table, visit))
+            .collect(),
         roles,
         parameters,
         warnings,
     }
+}
+
+/// Treatment levels ordered by the `…N` companion column (TRTA → TRTAN), else alphabetically.
+fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
+    let values = text_column(table, column)?;
+    let order_name = format!("{column}N");
+    let order = numeric_column(table, &order_name);
+    let mut first_order: BTreeMap<&str, Option<f64>> = BTreeMap::new();
+    for (row, value) in values.iter().enumerate() {
+        let Some(value) = value else { continue };
+        let rank = order.and_then(|o| o[row].value());
+        let entry = first_order.entry(value).or_insert(rank);
+        if let (Some(current), Some(rank)) = (*entry, rank) {
+            *entry = Some(current.min(rank));
+        }
+    }
+    let mut levels: Vec<(&str, Option<f64>)> = first_order.into_iter().collect();
+    if order.is_some() {
+        levels.sort_by(|a, b| match (a.1, b.1) {
+            (Some(x), Some(y)) => x.total_cmp(&y).then(a.0.cmp(b.0)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.0.cmp(b.0),
+        });
+    }
+    Some(LevelsOf {
+        column: column.to_owned(),
+        order_column: order.map(|_| order_name),
+        levels: levels.into_iter().map(|(l, _)| l.to_owned()).collect(),
+    })
+}
+
+/// Visits (blank-trimmed) with their smallest order value, in order; unordered ones last.
+fn visit_levels(table: &Table, visit: &VisitCandidate) -> Option<VisitsOf> {
+    let labels = text_column(table, &visit.label)?;
+    let orders = visit
+        .order
+        .as_deref()
+        .and_then(|o| numeric_column(table, o));
+    let mut by_label: BTreeMap<&str, (Option<f64>, usize)> = BTreeMap::new();
+    for (row, label) in labels.iter().enumerate() {
+        let Some(label) = label else { continue };
+        let order = orders.and_then(|o| o[row].value());
+        let entry = by_label.entry(label.trim()).or_insert((order, 0));
+        entry.1 += 1;
+        if let (Some(current), Some(order)) = (entry.0, order) {
+            entry.0 = Some(current.min(order));
+        } else if entry.0.is_none() {
+            entry.0 = order;
+        }
+    }
+    let mut visits: Vec<VisitLevel> = by_label
+        .into_iter()
+        .map(|(label, (order, records))| VisitLevel {
+            label: label.to_owned(),
+            order,
+            records,
+        })
+        .collect();
+    visits.sort_by(|a, b| match (a.order, b.order) {
+        (Some(x), Some(y)) => x.total_cmp(&y).then(a.label.cmp(&b.label)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.label.cmp(&b.label),
+    });
+    Some(VisitsOf {
+        column: visit.label.clone(),
+        order_column: orders.and(visit.order.clone()),
+        visits,
+    })
 }
 
 fn parameter_profiles(

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use super::{config::ServeConfig, http};
 
 pub mod profile;
+pub mod spec;
 
 /// adamviz: governed clinical-trial plots from ADaM data.
 #[derive(Debug, Parser)]
@@ -25,6 +26,11 @@ pub enum Command {
     Serve(ServeArgs),
     /// Read a dataset (CSV or SAS XPORT) and print its profile: columns, roles, warnings.
     Profile(profile::ProfileArgs),
+    /// Propose and confirm plot specs.
+    #[command(subcommand)]
+    Spec(spec::SpecCommand),
+    /// Write the records a confirmed spec selects (snapshot.csv, snapshot.json) and their hash.
+    Snapshot(spec::SnapshotArgs),
 }
 
 /// Options of `adamviz serve`.
@@ -51,6 +57,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             http::serve(config).await
         }
         Command::Profile(args) => profile::run(args),
+        Command::Spec(command) => spec::run_spec(command),
+        Command::Snapshot(args) => spec::run_snapshot(args),
     }
 }
 

@@ -1,0 +1,203 @@
+//! `adamviz spec draft|confirm` and `adamviz snapshot`: the first half of the flow from the
+//! command line — question to draft, draft to confirmed spec, confirmed spec to snapshot.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::{
+    domain::{
+        confirmation::{apply_answer, confirmation_questions, ConfirmationQuestion, QUESTION_IDS},
+        digest::Sha256Digest,
+        matcher::{propose_draft, MatchNote},
+        profile::{DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
+        spec::PlotSpec,
+    },
+    ingest::{
+        confirm::confirm_spec,
+        profile::profile_table,
+        read_dataset,
+        snapshot::{snapshot_hash, take_snapshot, write_canonical, write_csv},
+        table::Table,
+    },
+};
+
+/// `adamviz spec …`.
+#[derive(Debug, Subcommand)]
+pub enum SpecCommand {
+    /// Propose a draft spec from a question; prints it with the confirmation questions.
+    Draft {
+        /// The dataset (CSV or SAS XPORT).
+        file: PathBuf,
+        /// The question, in words, e.g. "ALT over time by arm".
+        #[arg(long)]
+        question: String,
+    },
+    /// Confirm a draft: accept the proposed answers unless overridden, validate, print the spec.
+    Confirm {
+        /// The dataset the draft was made for.
+        file: PathBuf,
+        /// The draft: the output of `spec draft`, or a bare spec.
+        draft: PathBuf,
+        /// Override one answer, e.g. `--set visits='Baseline|Week 12'` (repeatable).
+        #[arg(long = "set", value_name = "QUESTION=ANSWER")]
+        answers: Vec<String>,
+    },
+}
+
+/// Options of `adamviz snapshot`.
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The dataset.
+    pub file: PathBuf,
+    /// The confirmed spec (output of `spec confirm`).
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Directory for snapshot.csv and snapshot.json (created if needed).
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+}
+
+/// What `spec draft` prints.
+#[derive(Debug, Serialize)]
+struct DraftOutput<'a> {
+    spec: &'a PlotSpec,
+    matches: &'a [MatchNote],
+    questions: &'a [ConfirmationQuestion],
+}
+
+/// A dataset read from disk, with its content hash.
+struct LoadedDataset {
+    table: Table,
+    content_hash: Sha256Digest,
+}
+
+fn load(path: &Path) -> anyhow::Result<LoadedDataset> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
+    let table = read_dataset(&bytes).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(LoadedDataset {
+        table,
+        content_hash,
+    })
+}
+
+fn profile(dataset: &LoadedDataset) -> DatasetProfile {
+    profile_table(
+        &dataset.table,
+        dataset.content_hash,
+        DEFAULT_LOW_N_THRESHOLD,
+    )
+}
+
+/// Reads a spec file: a bare spec, or an object with a `spec` member (the output of `spec draft`).
+fn read_spec(path: &Path) -> anyhow::Result<PlotSpec> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let spec = match value.get("spec") {
+        Some(inner) => inner.clone(),
+        None => value,
+    };
+    serde_json::from_value(spec).with_context(|| format!("{} is not a plot spec", path.display()))
+}
+
+/// Runs `adamviz spec …`.
+pub fn run_spec(command: SpecCommand) -> anyhow::Result<()> {
+    match command {
+        SpecCommand::Draft { file, question } => {
+            let dataset = load(&file)?;
+            let profile = profile(&dataset);
+            let (spec, matches) = propose_draft(&question, &profile)?;
+            let questions = confirmation_questions(&spec, &profile);
+            let output = DraftOutput {
+                spec: &spec,
+                matches: &matches,
+                questions: &questions,
+            };
+            println!("{}", serde_json::to_string_pretty(&output)?);
+            Ok(())
+        }
+        SpecCommand::Confirm {
+            file,
+            draft,
+            answers,
+        } => {
+            let dataset = load(&file)?;
+            let profile = profile(&dataset);
+            let mut spec = read_spec(&draft)?;
+            let mut parsed = Vec::new();
+            for answer in &answers {
+                let Some((id, value)) = answer.split_once('=') else {
+                    bail!("--set {answer:?}: expected QUESTION=ANSWER, e.g. --set y_scale=fixed");
+                };
+                parsed.push((id, value));
+            }
+            // Unknown ids first, then answers in question order (a variable before its levels).
+            for (id, _) in &parsed {
+                if !QUESTION_IDS.contains(id) {
+                    bail!(
+                        "--set {id}=…: there is no confirmation question {id:?}; the questions are: {}",
+                        QUESTION_IDS.join(", ")
+                    );
+                }
+            }
+            for id in QUESTION_IDS {
+                for (_, value) in parsed.iter().filter(|(given, _)| *given == id) {
+                    apply_answer(&mut spec, &profile, id, value)?;
+                }
+            }
+            match confirm_spec(&spec, &dataset.table, dataset.content_hash) {
+                Ok(confirmed) => {
+                    println!("{}", serde_json::to_string_pretty(&confirmed)?);
+                    eprintln!("spec hash: {}", confirmed.spec_hash()?);
+                    Ok(())
+                }
+                Err(errors) => {
+                    let lines: Vec<String> = errors.iter().map(|e| format!("  - {e}")).collect();
+                    bail!(
+                        "the spec cannot be confirmed ({} problems):\n{}",
+                        errors.len(),
+                        lines.join("\n")
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Runs `adamviz snapshot`.
+pub fn run_snapshot(args: SnapshotArgs) -> anyhow::Result<()> {
+    let dataset = load(&args.file)?;
+    let spec = read_spec(&args.spec)?;
+    if spec.dataset_content_hash != dataset.content_hash {
+        bail!(
+            "the spec is for dataset {}, but {} hashes to {}",
+            spec.dataset_content_hash,
+            args.file.display(),
+            dataset.content_hash
+        );
+    }
+    let snapshot = take_snapshot(&spec, &dataset.table)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let csv_path = args.out.join("snapshot.csv");
+    let json_path = args.out.join("snapshot.json");
+    let mut csv = Vec::new();
+    write_csv(&snapshot, &mut csv)?;
+    std::fs::write(&csv_path, csv)
+        .with_context(|| format!("cannot write {}", csv_path.display()))?;
+    let mut canonical = Vec::new();
+    write_canonical(&snapshot, &mut canonical)?;
+    std::fs::write(&json_path, canonical)
+        .with_context(|| format!("cannot write {}", json_path.display()))?;
+    println!("snapshot hash: {}", snapshot_hash(&snapshot));
+    println!("records: {}", snapshot.rows.len());
+    println!("spec hash: {}", spec.spec_hash()?);
+    println!("wrote {} and {}", csv_path.display(), json_path.display());
+    Ok(())
+}
