@@ -251,13 +251,20 @@ pub fn propose_draft(
     let all_visits: Vec<&super::profile::VisitLevel> = visits_of
         .map(|v| v.visits.iter().collect())
         .unwrap_or_default();
+    // "change from baseline" names the value, not a visit: drop that "baseline" here.
+    let visit_words_of_question: Vec<String> = q
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| !(*w == "baseline" && *i > 0 && q[i - 1] == "from"))
+        .map(|(_, w)| w.clone())
+        .collect();
     let mut named = Vec::new();
     let mut named_words = Vec::new();
     for visit in &all_visits {
         let label_words = words(&visit.label);
         if !label_words.is_empty()
             && contains_phrase(
-                &q,
+                &visit_words_of_question,
                 &label_words.iter().map(String::as_str).collect::<Vec<_>>(),
             )
         {

@@ -123,7 +123,7 @@ fn check_list(
     role: &'static str,
     column: &str,
     items: &[String],
-    present: Option<&HashSet<&str>>,
+    present: &HashSet<&str>,
     errors: &mut Vec<SpecError>,
 ) {
     if items.is_empty() {
@@ -137,14 +137,12 @@ fn check_list(
                 value: item.clone(),
             });
         }
-        if let Some(present) = present {
-            if !present.contains(item.as_str()) {
-                errors.push(SpecError::ValueNotInData {
-                    role,
-                    column: column.to_owned(),
-                    value: item.clone(),
-                });
-            }
+        if !present.contains(item.as_str()) {
+            errors.push(SpecError::ValueNotInData {
+                role,
+                column: column.to_owned(),
+                value: item.clone(),
+            });
         }
     }
 }
@@ -181,7 +179,7 @@ pub fn confirm_spec(
                 "filters",
                 &filter.column,
                 &filter.values,
-                Some(&present),
+                &present,
                 &mut errors,
             );
             filters.push((
@@ -202,23 +200,28 @@ pub fn confirm_spec(
     );
     let present: Option<HashSet<&str>> =
         treatment.map(|t| t.iter().flatten().map(String::as_str).collect());
-    check_list(
-        "treatment_levels",
-        &draft.treatment.column,
-        &draft.treatment.levels,
-        present.as_ref(),
-        &mut errors,
-    );
+    // Levels and visits are checked only against a usable column: an unknown column is one error.
+    if let Some(present) = &present {
+        check_list(
+            "treatment_levels",
+            &draft.treatment.column,
+            &draft.treatment.levels,
+            present,
+            &mut errors,
+        );
+    }
     let visits = text(table, "visit_variable", &draft.visit.column, &mut errors);
     let present: Option<HashSet<&str>> =
         visits.map(|v| v.iter().flatten().map(|l| l.trim()).collect());
-    check_list(
-        "visits",
-        &draft.visit.column,
-        &draft.visit.visits,
-        present.as_ref(),
-        &mut errors,
-    );
+    if let Some(present) = &present {
+        check_list(
+            "visits",
+            &draft.visit.column,
+            &draft.visit.visits,
+            present,
+            &mut errors,
+        );
+    }
     if let VisitOrderSource::Column { column } = &draft.visit.order_source {
         match table.column(column).map(|c| &c.data) {
             None => errors.push(SpecError::UnknownColumn {
