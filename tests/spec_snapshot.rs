@@ -270,11 +270,14 @@ fn the_spec_hash_is_the_sha256_of_the_rfc8785_form_and_changes_with_any_choice()
     assert!(serde_json::from_str::<PlotSpec>(&extra).is_err());
 }
 
-/// A small ADaM-like table built from generated rows (subject, arm index, visit index, value).
-fn generated_table(rows: &[(u8, u8, u8, Option<f64>)]) -> Table {
+/// A generated record: subject number, arm index, visit index, value.
+type GenRow = (u8, u8, u8, Option<f64>);
+
+/// A small ADaM-like table built from generated rows.
+fn generated_table(rows: &[GenRow]) -> Table {
     let arms = ["Placebo", "Drug \"A\"", "Drög\\B"];
     let visits = ["  Baseline", "Week 1", "Week 2"];
-    let text = |f: &dyn Fn(&(u8, u8, u8, Option<f64>)) -> String| {
+    let text = |f: &dyn Fn(&GenRow) -> String| {
         ColumnData::Character(rows.iter().map(|r| Some(f(r))).collect())
     };
     Table {
@@ -367,7 +370,7 @@ fn permuted(table: &Table, row_order: &[usize], rotate_columns: usize) -> Table 
     }
 }
 
-fn row_strategy() -> impl Strategy<Value = Vec<(u8, u8, u8, Option<f64>)>> {
+fn row_strategy() -> impl Strategy<Value = Vec<GenRow>> {
     proptest::collection::vec(
         (
             0u8..20,
@@ -498,7 +501,7 @@ fn r_reads_the_snapshot_csv_back_to_the_same_values() {
         -0.0,
         1e-300,
         1.7976931348623157e308,
-        123456789.123456789,
+        123_456_789.123_456_79,
         2.0f64.powi(60),
         -5e-324,
         1e21,
