@@ -3,6 +3,7 @@
 
 pub mod confirm;
 pub mod csv;
+pub mod demo;
 pub mod profile;
 pub mod sas_dates;
 pub mod snapshot;

@@ -290,3 +290,26 @@ fn type_column(name: String, values: Vec<String>, lines: &[usize]) -> Result<Col
         data,
     })
 }
+
+/// Writes `table` as CSV (header row, RFC 4180 quoting where needed, numbers in shortest
+/// round-trip form, missing as an empty cell): the inverse of [`read_csv`] for finite data.
+pub fn write_table_csv(table: &Table, out: impl std::io::Write) -> Result<(), ::csv::Error> {
+    let mut writer = ::csv::Writer::from_writer(out);
+    writer.write_record(table.columns.iter().map(|c| c.name.as_str()))?;
+    let mut record: Vec<String> = Vec::with_capacity(table.columns.len());
+    for row in 0..table.row_count {
+        record.clear();
+        for column in &table.columns {
+            record.push(match &column.data {
+                ColumnData::Numeric(cells) => match cells[row] {
+                    NumericCell::Value(value) => format!("{value}"),
+                    NumericCell::Missing(_) => String::new(),
+                },
+                ColumnData::Character(values) => values[row].clone().unwrap_or_default(),
+            });
+        }
+        writer.write_record(&record)?;
+    }
+    writer.flush()?;
+    Ok(())
+}

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::{config::ServeConfig, http};
 
+pub mod demo;
 pub mod profile;
 pub mod spec;
 
@@ -31,6 +32,8 @@ pub enum Command {
     Spec(spec::SpecCommand),
     /// Write the records a confirmed spec selects (snapshot.csv, snapshot.json) and their hash.
     Snapshot(spec::SnapshotArgs),
+    /// Write the synthetic demo dataset (ADLB-like, generated from a fixed seed).
+    DemoData(demo::DemoArgs),
 }
 
 /// Options of `adamviz serve`.
@@ -59,6 +62,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Profile(args) => profile::run(args),
         Command::Spec(command) => spec::run_spec(command),
         Command::Snapshot(args) => spec::run_snapshot(args),
+        Command::DemoData(args) => demo::run(args),
     }
 }
 
