@@ -230,6 +230,16 @@ pub fn profile_table(
     }
 }
 
+/// Numeric order with missing values last: how levels and visits are ordered everywhere.
+pub fn order_missing_last(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    }
+}
+
 /// Treatment levels ordered by the `…N` companion column (TRTA → TRTAN), else alphabetically.
 fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
     let values = text_column(table, column)?;
@@ -246,12 +256,7 @@ fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
     }
     let mut levels: Vec<(&str, Option<f64>)> = first_order.into_iter().collect();
     if order.is_some() {
-        levels.sort_by(|a, b| match (a.1, b.1) {
-            (Some(x), Some(y)) => x.total_cmp(&y).then(a.0.cmp(b.0)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => a.0.cmp(b.0),
-        });
+        levels.sort_by(|a, b| order_missing_last(a.1, b.1).then(a.0.cmp(b.0)));
     }
     Some(LevelsOf {
         column: column.to_owned(),
@@ -287,12 +292,7 @@ fn visit_levels(table: &Table, visit: &VisitCandidate) -> Option<VisitsOf> {
             records,
         })
         .collect();
-    visits.sort_by(|a, b| match (a.order, b.order) {
-        (Some(x), Some(y)) => x.total_cmp(&y).then(a.label.cmp(&b.label)),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => a.label.cmp(&b.label),
-    });
+    visits.sort_by(|a, b| order_missing_last(a.order, b.order).then(a.label.cmp(&b.label)));
     Some(VisitsOf {
         column: visit.label.clone(),
         order_column: orders.and(visit.order.clone()),

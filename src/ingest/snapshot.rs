@@ -15,11 +15,14 @@
 //! The snapshot hash is the SHA-256 of those bytes. [`snapshot_hash`] streams them into the
 //! hasher without building the document; a test checks it against `serde_jcs`.
 
-use std::{cmp::Ordering, collections::HashMap, io::Write};
+use std::{collections::HashMap, io::Write};
 
 use sha2::{Digest, Sha256};
 
-use super::table::{ColumnData, NumericCell, Table};
+use super::{
+    profile::order_missing_last,
+    table::{ColumnData, NumericCell, Table},
+};
 use crate::domain::{
     digest::Sha256Digest,
     spec::{PlotSpec, SpecState, VisitOrderSource},
@@ -199,18 +202,8 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
             .cmp(&b.treatment)
             .then(a.visit.cmp(&b.visit))
             .then(a.subject.as_bytes().cmp(b.subject.as_bytes()))
-            .then(match (a.value, b.value) {
-                (Some(x), Some(y)) => x.total_cmp(&y),
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
-            })
-            .then_with(|| match (order_value(a.row), order_value(b.row)) {
-                (Some(x), Some(y)) => x.total_cmp(&y),
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
-            })
+            .then(order_missing_last(a.value, b.value))
+            .then_with(|| order_missing_last(order_value(a.row), order_value(b.row)))
     });
 
     let mut columns = vec![
