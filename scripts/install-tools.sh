@@ -14,7 +14,7 @@ log() { printf '[install-tools] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ------------------------------------------------------------------------
-apt_packages=(r-base-core r-cran-ggplot2 r-cran-patchwork r-cran-jsonlite
+apt_packages=(r-base-core r-cran-ggplot2 r-cran-patchwork r-cran-jsonlite r-cran-haven r-cran-data.table
   fonts-dejavu-core fontconfig chromium make pkg-config)
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -28,13 +28,15 @@ fn small_xpt() -> Vec<u8> {
                 name: "USUBJID".into(),
                 label: None,
                 format: None,
-                data: ColumnData::Character(vec![Some("S1".into()), Some("S2".into())]),
+                data: ColumnData::Character(vec![Some("S1".into()), Some("S2".into())].into()),
             },
             Column {
                 name: "AVAL".into(),
                 label: None,
                 format: None,
-                data: ColumnData::Numeric(vec![NumericCell::Value(1.0), NumericCell::Value(2.0)]),
+                data: ColumnData::Numeric(
+                    vec![NumericCell::Value(1.0), NumericCell::Value(2.0)].into(),
+                ),
             },
         ],
     })
@@ -82,7 +84,7 @@ fn text_values(table: &Table, column: &str) -> Vec<Option<String>> {
         .unwrap_or_else(|| panic!("no column {column:?}"))
         .data
     {
-        ColumnData::Character(values) => values.clone(),
+        ColumnData::Character(values) => values.iter().map(|v| v.map(str::to_owned)).collect(),
         other => panic!("{column} is not text: {other:?}"),
     }
 }
@@ -103,7 +105,7 @@ fn cases() -> Vec<Case> {
             name: "LONG".into(),
             label: None,
             format: None,
-            data: ColumnData::Character(vec![Some("x".repeat(30)), Some("y".into())]),
+            data: ColumnData::Character(vec![Some("x".repeat(30)), Some("y".into())].into()),
         }],
     });
     let end = partial_row.len();

@@ -21,24 +21,24 @@ fn shared_data(name: &str) -> Vec<u8> {
         .unwrap_or_else(|err| panic!("public test data {} is required: {err}", path.display()))
 }
 
-fn character<'a>(table: &'a Table, name: &str) -> &'a [Option<String>] {
+fn character(table: &Table, name: &str) -> Vec<Option<String>> {
     match &table
         .column(name)
         .unwrap_or_else(|| panic!("no column {name}"))
         .data
     {
-        ColumnData::Character(values) => values,
+        ColumnData::Character(values) => values.iter().map(|v| v.map(str::to_owned)).collect(),
         other => panic!("{name} is not character: {other:?}"),
     }
 }
 
-fn numeric<'a>(table: &'a Table, name: &str) -> &'a [NumericCell] {
+fn numeric(table: &Table, name: &str) -> Vec<NumericCell> {
     match &table
         .column(name)
         .unwrap_or_else(|| panic!("no column {name}"))
         .data
     {
-        ColumnData::Numeric(values) => values,
+        ColumnData::Numeric(values) => values.iter().collect(),
         other => panic!("{name} is not numeric: {other:?}"),
     }
 }
@@ -68,11 +68,8 @@ fn adlbc_xpt_is_read_exactly() {
     );
     assert_eq!(label("AVAL").as_deref(), Some("Analysis Value"));
 
-    let mut levels: Vec<&str> = character(&table, "TRTA")
-        .iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
+    let trta = character(&table, "TRTA");
+    let mut levels: Vec<&str> = trta.iter().flatten().map(String::as_str).collect();
     levels.sort_unstable();
     levels.dedup();
     assert_eq!(
@@ -82,11 +79,8 @@ fn adlbc_xpt_is_read_exactly() {
 
     // Known quirks of the pilot data (DESIGN §4): 36 parameters, right-aligned AVISIT labels,
     // unscheduled records without AVISITN.
-    let mut params: Vec<&str> = character(&table, "PARAMCD")
-        .iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
+    let paramcd = character(&table, "PARAMCD");
+    let mut params: Vec<&str> = paramcd.iter().flatten().map(String::as_str).collect();
     params.sort_unstable();
     params.dedup();
     assert_eq!(params.len(), 36);
@@ -175,31 +169,35 @@ fn sample_table() -> Table {
                 name: "USUBJID".into(),
                 label: Some("Unique Subject Identifier".into()),
                 format: None,
-                data: ColumnData::Character(vec![
-                    Some("01-001".into()),
-                    Some("01-002".into()),
-                    None,
-                ]),
+                data: ColumnData::Character(
+                    vec![Some("01-001".into()), Some("01-002".into()), None].into(),
+                ),
             },
             Column {
                 name: "AVAL".into(),
                 label: Some("Analysis Value".into()),
                 format: None,
-                data: ColumnData::Numeric(vec![
-                    NumericCell::Value(32.5),
-                    NumericCell::Missing(SasMissing::Letter(b'B')),
-                    NumericCell::Value(-0.125),
-                ]),
+                data: ColumnData::Numeric(
+                    vec![
+                        NumericCell::Value(32.5),
+                        NumericCell::Missing(SasMissing::Letter(b'B')),
+                        NumericCell::Value(-0.125),
+                    ]
+                    .into(),
+                ),
             },
             Column {
                 name: "ADT".into(),
                 label: None,
                 format: Some("DATE9.".into()),
-                data: ColumnData::Numeric(vec![
-                    NumericCell::Value(19725.0),
-                    NumericCell::Missing(SasMissing::Dot),
-                    NumericCell::Value(0.0),
-                ]),
+                data: ColumnData::Numeric(
+                    vec![
+                        NumericCell::Value(19725.0),
+                        NumericCell::Missing(SasMissing::Dot),
+                        NumericCell::Value(0.0),
+                    ]
+                    .into(),
+                ),
             },
         ],
     }
@@ -280,8 +278,8 @@ proptest! {
             dataset_label: None,
             row_count: rows.len(),
             columns: vec![
-                Column { name: "TXT".into(), label: Some("Text".into()), format: None, data: ColumnData::Character(text) },
-                Column { name: "NUM".into(), label: None, format: None, data: ColumnData::Numeric(numbers) },
+                Column { name: "TXT".into(), label: Some("Text".into()), format: None, data: ColumnData::Character(text.into()) },
+                Column { name: "NUM".into(), label: None, format: None, data: ColumnData::Numeric(numbers.into()) },
             ],
         };
         let back = read_xpt(&write_xpt(&table)).unwrap();

@@ -353,10 +353,10 @@ fn permuted(table: &Table, row_order: &[usize], rotate_columns: usize) -> Table 
         .map(|c| Column {
             data: match &c.data {
                 ColumnData::Character(v) => {
-                    ColumnData::Character(row_order.iter().map(|&i| v[i].clone()).collect())
+                    ColumnData::Character(row_order.iter().map(|&i| v.get(i)).collect())
                 }
                 ColumnData::Numeric(v) => {
-                    ColumnData::Numeric(row_order.iter().map(|&i| v[i]).collect())
+                    ColumnData::Numeric(row_order.iter().map(|&i| v.get(i)).collect())
                 }
             },
             ..c.clone()

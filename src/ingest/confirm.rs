@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use super::{
     profile::unit_from_label,
-    table::{ColumnData, Table},
+    table::{ColumnData, Table, TextValues},
 };
 use crate::domain::{
     digest::Sha256Digest,
@@ -97,7 +97,7 @@ fn text<'a>(
     role: &'static str,
     column: &str,
     errors: &mut Vec<SpecError>,
-) -> Option<&'a [Option<String>]> {
+) -> Option<&'a TextValues> {
     match table.column(column).map(|c| &c.data) {
         None => {
             errors.push(SpecError::UnknownColumn {
@@ -163,7 +163,7 @@ pub fn confirm_spec(
     }
     let parameter = text(table, "parameter", &draft.parameter.column, &mut errors);
     if let Some(codes) = parameter {
-        if !codes.iter().flatten().any(|c| *c == draft.parameter.value) {
+        if codes.code_of(&draft.parameter.value).is_none() {
             errors.push(SpecError::ValueNotInData {
                 role: "parameter",
                 column: draft.parameter.column.clone(),
@@ -174,7 +174,7 @@ pub fn confirm_spec(
     let mut filters = Vec::new();
     for filter in &draft.filters {
         if let Some(values) = text(table, "filters", &filter.column, &mut errors) {
-            let present: HashSet<&str> = values.iter().flatten().map(String::as_str).collect();
+            let present: HashSet<&str> = values.levels().iter().map(|l| &**l).collect();
             check_list(
                 "filters",
                 &filter.column,
@@ -199,7 +199,7 @@ pub fn confirm_spec(
         &mut errors,
     );
     let present: Option<HashSet<&str>> =
-        treatment.map(|t| t.iter().flatten().map(String::as_str).collect());
+        treatment.map(|t| t.levels().iter().map(|l| &**l).collect());
     // Levels and visits are checked only against a usable column: an unknown column is one error.
     if let Some(present) = &present {
         check_list(
@@ -212,7 +212,7 @@ pub fn confirm_spec(
     }
     let visits = text(table, "visit_variable", &draft.visit.column, &mut errors);
     let present: Option<HashSet<&str>> =
-        visits.map(|v| v.iter().flatten().map(|l| l.trim()).collect());
+        visits.map(|v| v.levels().iter().map(|l| l.trim()).collect());
     if let Some(present) = &present {
         check_list(
             "visits",
@@ -263,16 +263,14 @@ pub fn confirm_spec(
         let levels: HashSet<&str> = draft.treatment.levels.iter().map(String::as_str).collect();
         let kept_visits: HashSet<&str> = draft.visit.visits.iter().map(String::as_str).collect();
         let kept = |row: usize| {
-            codes[row].as_deref() == Some(draft.parameter.value.as_str())
-                && treatments[row]
-                    .as_deref()
-                    .is_some_and(|t| levels.contains(t))
-                && visit_labels[row]
-                    .as_deref()
+            codes.get(row) == Some(draft.parameter.value.as_str())
+                && treatments.get(row).is_some_and(|t| levels.contains(t))
+                && visit_labels
+                    .get(row)
                     .is_some_and(|v| kept_visits.contains(v.trim()))
-                && filters.iter().all(|(values, allowed)| {
-                    values[row].as_deref().is_some_and(|v| allowed.contains(v))
-                })
+                && filters
+                    .iter()
+                    .all(|(values, allowed)| values.get(row).is_some_and(|v| allowed.contains(v)))
         };
         let rows: Vec<usize> = (0..table.row_count).filter(|&row| kept(row)).collect();
         if rows.is_empty() && errors.is_empty() {
@@ -292,10 +290,8 @@ pub fn confirm_spec(
             let mut found: Vec<&str> = rows
                 .iter()
                 .filter_map(|&row| match unit_column {
-                    Some(units) => units[row].as_deref(),
-                    None => labels
-                        .and_then(|l| l[row].as_deref())
-                        .and_then(unit_from_label),
+                    Some(units) => units.get(row),
+                    None => labels.and_then(|l| l.get(row)).and_then(unit_from_label),
                 })
                 .collect();
             found.sort_unstable();

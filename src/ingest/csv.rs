@@ -4,7 +4,10 @@
 //!
 //! Errors name the line (1-based, as an editor shows it) and the column.
 
-use super::table::{Column, ColumnData, NumericCell, SasMissing, SourceFormat, Table};
+use super::table::{
+    Column, ColumnData, NumericCell, NumericValues, SasMissing, SourceFormat, Table, TextBuilder,
+    TextValues,
+};
 
 /// Why a CSV file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -200,16 +203,25 @@ pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
             });
         }
     }
-    let mut cells: Vec<Vec<String>> = vec![Vec::new(); header.len()];
-    let mut lines: Vec<usize> = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(syntax)?;
-        lines.push(record.position().map_or(0, |p| p.line() as usize));
+    // Every cell is interned as text first: a column's distinct values are then typed once
+    // each, instead of parsing every cell as a number.
+    let mut cells: Vec<TextBuilder> = header.iter().map(|_| TextBuilder::default()).collect();
+    let mut record = ::csv::ByteRecord::new();
+    while reader.read_byte_record(&mut record).map_err(syntax)? {
         for (column, cell) in cells.iter_mut().zip(record.iter()) {
-            column.push(cell.to_owned());
+            if cell.is_empty() {
+                column.push_missing();
+            } else {
+                // The whole body was checked as UTF-8 above, so this cannot fail.
+                column.push_utf8(cell).map_err(|_| CsvError::Syntax {
+                    line: record.position().map_or(0, |p| p.line() as usize),
+                    detail: "a field is not UTF-8".to_owned(),
+                })?;
+            }
         }
     }
-    if lines.is_empty() {
+    let row_count = cells.first().map_or(0, TextBuilder::len);
+    if row_count == 0 {
         return Err(CsvError::NoRows);
     }
 
@@ -217,77 +229,92 @@ pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
     let columns = header
         .into_iter()
         .zip(cells)
-        .map(|(name, values)| type_column(name, values, &lines))
+        .map(|(name, values)| type_column(name, values.finish(), body))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Table {
         source_format: SourceFormat::Csv,
         dataset_name: None,
         dataset_label: None,
         columns,
-        row_count: lines.len(),
+        row_count,
     })
 }
 
-/// Numeric when every non-empty cell is a number (and at least one is); text otherwise.
-fn type_column(name: String, values: Vec<String>, lines: &[usize]) -> Result<Column, CsvError> {
-    let mut numbers = Vec::with_capacity(values.len());
-    let mut numeric = false;
-    let mut first_problem: Option<CsvError> = None;
-    for (row, cell) in values.iter().enumerate() {
-        if cell.is_empty() {
-            numbers.push(NumericCell::Missing(SasMissing::Dot));
-            continue;
-        }
-        match number_shape(cell) {
-            NumberShape::Finite(value) => {
-                numeric = true;
-                numbers.push(NumericCell::Value(value));
-            }
-            NumberShape::OutOfRange => {
-                first_problem.get_or_insert(CsvError::NumberOutOfRange {
-                    line: lines[row],
-                    column: name.clone(),
-                    text: cell.clone(),
-                });
-            }
-            NumberShape::NonFinite => {
-                first_problem.get_or_insert(CsvError::NonFiniteNumber {
-                    line: lines[row],
-                    column: name.clone(),
-                    text: cell.clone(),
-                });
-            }
-            NumberShape::NotANumber => {
-                // Text column: keep every cell verbatim.
-                return Ok(Column {
-                    name,
-                    label: None,
-                    format: None,
-                    data: ColumnData::Character(
-                        values
-                            .into_iter()
-                            .map(|v| (!v.is_empty()).then_some(v))
-                            .collect(),
-                    ),
-                });
-            }
+/// The 1-based line on which data row `row` (0-based, after the header) starts. Only errors
+/// need it, so the rows are read again rather than every line being remembered.
+fn line_of_row(body: &[u8], row: usize) -> usize {
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(body);
+    let mut record = ::csv::ByteRecord::new();
+    for _ in 0..=row {
+        if !reader.read_byte_record(&mut record).unwrap_or(false) {
+            return 0;
         }
     }
-    if let Some(problem) = first_problem {
-        // Every other cell is a number: this is a numeric column with a value that is not one.
-        return Err(problem);
-    }
-    let data = if numeric {
-        ColumnData::Numeric(numbers)
-    } else {
-        // Every cell is empty: text with no values.
-        ColumnData::Character(vec![None; values.len()])
+    record.position().map_or(0, |p| p.line() as usize)
+}
+
+/// Numeric when every non-empty cell is a number (and at least one is); text otherwise. Each
+/// distinct value is classified once.
+fn type_column(name: String, values: TextValues, body: &[u8]) -> Result<Column, CsvError> {
+    let text = |values| Column {
+        name: name.clone(),
+        label: None,
+        format: None,
+        data: ColumnData::Character(values),
     };
+    if values.levels().is_empty() {
+        // Every cell is empty: text with no values.
+        return Ok(text(values));
+    }
+    let mut numbers = Vec::with_capacity(values.levels().len() + 1);
+    numbers.push(NumericCell::Missing(SasMissing::Dot));
+    let mut problem_codes = Vec::new();
+    for (index, level) in values.levels().iter().enumerate() {
+        match number_shape(level) {
+            NumberShape::Finite(value) => numbers.push(NumericCell::Value(value)),
+            // Text column: keep every cell verbatim.
+            NumberShape::NotANumber => return Ok(text(values)),
+            NumberShape::OutOfRange | NumberShape::NonFinite => {
+                problem_codes.push(index as u32 + 1);
+                numbers.push(NumericCell::Missing(SasMissing::Dot));
+            }
+        }
+    }
+    if !problem_codes.is_empty() {
+        // Every other cell is a number: this is a numeric column with a value that is not one.
+        // Report the first such cell in file order.
+        let row = values
+            .codes()
+            .iter()
+            .position(|code| problem_codes.contains(code))
+            .expect("a problem level occurs in some row");
+        let cell = values.get(row).unwrap_or_default().to_owned();
+        let line = line_of_row(body, row);
+        return Err(match number_shape(&cell) {
+            NumberShape::OutOfRange => CsvError::NumberOutOfRange {
+                line,
+                column: name,
+                text: cell,
+            },
+            _ => CsvError::NonFiniteNumber {
+                line,
+                column: name,
+                text: cell,
+            },
+        });
+    }
+    let mut cells = NumericValues::with_capacity(values.len());
+    for &code in values.codes() {
+        cells.push(numbers[code as usize]);
+    }
     Ok(Column {
         name,
         label: None,
         format: None,
-        data,
+        data: ColumnData::Numeric(cells),
     })
 }
 
@@ -301,11 +328,11 @@ pub fn write_table_csv(table: &Table, out: impl std::io::Write) -> Result<(), ::
         record.clear();
         for column in &table.columns {
             record.push(match &column.data {
-                ColumnData::Numeric(cells) => match cells[row] {
+                ColumnData::Numeric(cells) => match cells.get(row) {
                     NumericCell::Value(value) => format!("{value}"),
                     NumericCell::Missing(_) => String::new(),
                 },
-                ColumnData::Character(values) => values[row].clone().unwrap_or_default(),
+                ColumnData::Character(values) => values.get(row).unwrap_or_default().to_owned(),
             });
         }
         writer.write_record(&record)?;

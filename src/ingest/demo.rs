@@ -161,7 +161,7 @@ pub fn generate_demo_table(subjects_per_arm: usize) -> Table {
                 ColumnData::Character(
                     rows.iter()
                         .map(|r| match &r[i] {
-                            Cell::Text(t) if !t.is_empty() => Some(t.clone()),
+                            Cell::Text(t) if !t.is_empty() => Some(t.as_str()),
                             _ => None,
                         })
                         .collect(),

@@ -1,11 +1,17 @@
 //! Profiling a table: column facts, candidate roles, per-parameter units and reviewer warnings
 //! (see `crate::domain::profile` for the shapes). Pure: a table in, a profile out.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+//!
+//! Text columns are dictionary-encoded (see `table::TextValues`), so the per-row work here counts
+//! small integer codes; strings are looked at once per distinct value.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
     sas_dates::{temporal_kind, to_iso8601, Temporal},
-    table::{Column, ColumnData, NumericCell, Table},
+    table::{Column, ColumnData, NumericValues, Table, TextValues},
 };
 use crate::domain::{
     digest::Sha256Digest,
@@ -45,39 +51,33 @@ fn profile_column(column: &Column) -> ColumnProfile {
     let mut examples = Vec::new();
     let (kind, missing, distinct, capped, min, max) = match &column.data {
         ColumnData::Character(values) => {
-            let mut seen: HashSet<&str> = HashSet::new();
-            let mut capped = false;
-            for value in values.iter().flatten() {
-                if seen.len() >= DISTINCT_CAP && !seen.contains(value.as_str()) {
-                    capped = true;
-                    continue;
-                }
-                if seen.insert(value) && examples.len() < EXAMPLE_CAP {
-                    examples.push(value.clone());
-                }
-            }
-            let missing = values.iter().filter(|v| v.is_none()).count();
+            let levels = values.levels();
+            examples.extend(levels.iter().take(EXAMPLE_CAP).map(|l| l.to_string()));
+            let missing = values.codes().iter().filter(|&&code| code == 0).count();
             (
                 ColumnKind::Character,
                 missing,
-                seen.len(),
-                capped,
+                levels.len().min(DISTINCT_CAP),
+                levels.len() > DISTINCT_CAP,
                 None,
                 None,
             )
         }
         ColumnData::Numeric(cells) => {
-            let mut seen: HashSet<u64> = HashSet::new();
+            let mut seen: FxHashSet<u64> = FxHashSet::default();
             let mut capped = false;
-            let (mut min, mut max) = (None::<f64>, None::<f64>);
+            let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
             let mut missing = 0;
-            for cell in cells {
-                let Some(value) = cell.value() else {
+            for value in cells.values() {
+                let Some(value) = value else {
                     missing += 1;
                     continue;
                 };
-                min = Some(min.map_or(value, |m| m.min(value)));
-                max = Some(max.map_or(value, |m| m.max(value)));
+                min = min.min(value);
+                max = max.max(value);
+                if capped {
+                    continue;
+                }
                 // +0.0 and -0.0 are one value.
                 let key = if value == 0.0 { 0 } else { value.to_bits() };
                 if seen.len() >= DISTINCT_CAP && !seen.contains(&key) {
@@ -88,7 +88,15 @@ fn profile_column(column: &Column) -> ColumnProfile {
                     examples.push(show_number(value, temporal));
                 }
             }
-            (ColumnKind::Numeric, missing, seen.len(), capped, min, max)
+            let present = missing < cells.len();
+            (
+                ColumnKind::Numeric,
+                missing,
+                seen.len(),
+                capped,
+                present.then_some(min),
+                present.then_some(max),
+            )
         }
     };
     ColumnProfile {
@@ -113,14 +121,14 @@ fn profile_column(column: &Column) -> ColumnProfile {
     }
 }
 
-fn text_column<'a>(table: &'a Table, name: &str) -> Option<&'a [Option<String>]> {
+fn text_column<'a>(table: &'a Table, name: &str) -> Option<&'a TextValues> {
     match &table.column(name)?.data {
         ColumnData::Character(values) => Some(values),
         ColumnData::Numeric(_) => None,
     }
 }
 
-fn numeric_column<'a>(table: &'a Table, name: &str) -> Option<&'a [NumericCell]> {
+fn numeric_column<'a>(table: &'a Table, name: &str) -> Option<&'a NumericValues> {
     match &table.column(name)?.data {
         ColumnData::Numeric(cells) => Some(cells),
         ColumnData::Character(_) => None,
@@ -240,29 +248,71 @@ pub fn order_missing_last(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering 
     }
 }
 
+/// Keeps the smallest non-missing order value seen.
+fn keep_smallest(current: &mut Option<f64>, order: Option<f64>) {
+    if let Some(order) = order {
+        *current = Some(current.map_or(order, |c| c.min(order)));
+    }
+}
+
 /// Treatment levels ordered by the `…N` companion column (TRTA → TRTAN), else alphabetically.
 fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
     let values = text_column(table, column)?;
     let order_name = format!("{column}N");
     let order = numeric_column(table, &order_name);
-    let mut first_order: BTreeMap<&str, Option<f64>> = BTreeMap::new();
-    for (row, value) in values.iter().enumerate() {
-        let Some(value) = value else { continue };
-        let rank = order.and_then(|o| o[row].value());
-        let entry = first_order.entry(value).or_insert(rank);
-        if let (Some(current), Some(rank)) = (*entry, rank) {
-            *entry = Some(current.min(rank));
+    let mut smallest: Vec<Option<f64>> = vec![None; values.levels().len() + 1];
+    if let Some(order) = order {
+        for (row, &code) in values.codes().iter().enumerate() {
+            keep_smallest(&mut smallest[code as usize], order.value(row));
         }
     }
-    let mut levels: Vec<(&str, Option<f64>)> = first_order.into_iter().collect();
-    if order.is_some() {
-        levels.sort_by(|a, b| order_missing_last(a.1, b.1).then(a.0.cmp(b.0)));
-    }
+    let mut levels: Vec<(&str, Option<f64>)> = values
+        .levels()
+        .iter()
+        .zip(&smallest[1..])
+        .map(|(level, order)| (&**level, *order))
+        .collect();
+    levels.sort_by(|a, b| order_missing_last(a.1, b.1).then(a.0.cmp(b.0)));
     Some(LevelsOf {
         column: column.to_owned(),
         order_column: order.map(|_| order_name),
         levels: levels.into_iter().map(|(l, _)| l.to_owned()).collect(),
     })
+}
+
+/// A text column's values with surrounding blanks trimmed: several codes can share one trimmed
+/// label ("Week 2" and "Week 2 "), so visits are grouped by these.
+struct TrimmedLabels<'a> {
+    /// Distinct trimmed labels, in order of first appearance.
+    labels: Vec<&'a str>,
+    /// For each code (0 = missing), its label's index in `labels`; `u32::MAX` for missing.
+    group_of_code: Vec<u32>,
+}
+
+impl<'a> TrimmedLabels<'a> {
+    fn new(values: &'a TextValues) -> Self {
+        let mut index: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut labels = Vec::new();
+        let mut group_of_code = vec![u32::MAX];
+        for level in values.levels() {
+            let trimmed = level.trim();
+            let group = *index.entry(trimmed).or_insert_with(|| {
+                labels.push(trimmed);
+                labels.len() as u32 - 1
+            });
+            group_of_code.push(group);
+        }
+        Self {
+            labels,
+            group_of_code,
+        }
+    }
+
+    /// The group of `code`, `None` for missing.
+    fn group(&self, code: u32) -> Option<u32> {
+        let group = self.group_of_code[code as usize];
+        (group != u32::MAX).then_some(group)
+    }
 }
 
 /// Visits (blank-trimmed) with their smallest order value, in order; unordered ones last.
@@ -272,22 +322,22 @@ fn visit_levels(table: &Table, visit: &VisitCandidate) -> Option<VisitsOf> {
         .order
         .as_deref()
         .and_then(|o| numeric_column(table, o));
-    let mut by_label: BTreeMap<&str, (Option<f64>, usize)> = BTreeMap::new();
-    for (row, label) in labels.iter().enumerate() {
-        let Some(label) = label else { continue };
-        let order = orders.and_then(|o| o[row].value());
-        let entry = by_label.entry(label.trim()).or_insert((order, 0));
+    let trimmed = TrimmedLabels::new(labels);
+    let mut by_group: Vec<(Option<f64>, usize)> = vec![(None, 0); trimmed.labels.len()];
+    for (row, &code) in labels.codes().iter().enumerate() {
+        let Some(group) = trimmed.group(code) else {
+            continue;
+        };
+        let entry = &mut by_group[group as usize];
         entry.1 += 1;
-        if let (Some(current), Some(order)) = (entry.0, order) {
-            entry.0 = Some(current.min(order));
-        } else if entry.0.is_none() {
-            entry.0 = order;
-        }
+        keep_smallest(&mut entry.0, orders.and_then(|o| o.value(row)));
     }
-    let mut visits: Vec<VisitLevel> = by_label
-        .into_iter()
+    let mut visits: Vec<VisitLevel> = trimmed
+        .labels
+        .iter()
+        .zip(by_group)
         .map(|(label, (order, records))| VisitLevel {
-            label: label.to_owned(),
+            label: (*label).to_owned(),
             order,
             records,
         })
@@ -323,16 +373,35 @@ fn parameter_profiles(
         labels: BTreeSet<&'a str>,
         column_units: BTreeSet<&'a str>,
     }
-    let mut by_code: BTreeMap<&str, Acc> = BTreeMap::new();
-    for (row, code) in codes.iter().enumerate() {
-        let Some(code) = code else { continue };
-        let acc = by_code.entry(code).or_default();
-        acc.records += 1;
-        if let Some(label) = labels.and_then(|l| l[row].as_deref()) {
-            acc.labels.insert(label);
+    // Pairs first (cheap integer work per row), strings once per distinct pair.
+    let mut records: Vec<usize> = vec![0; codes.levels().len() + 1];
+    let mut label_pairs: FxHashSet<(u32, u32)> = FxHashSet::default();
+    let mut unit_pairs: FxHashSet<(u32, u32)> = FxHashSet::default();
+    for (row, &code) in codes.codes().iter().enumerate() {
+        if code == 0 {
+            continue;
         }
-        if let Some(unit) = units.and_then(|u| u[row].as_deref()) {
-            acc.column_units.insert(unit);
+        records[code as usize] += 1;
+        if let Some(labels) = labels {
+            label_pairs.insert((code, labels.code(row)));
+        }
+        if let Some(units) = units {
+            unit_pairs.insert((code, units.code(row)));
+        }
+    }
+    let mut by_code: BTreeMap<&str, Acc> = BTreeMap::new();
+    for (index, level) in codes.levels().iter().enumerate() {
+        by_code.entry(level).or_default().records = records[index + 1];
+    }
+    for (code, label) in label_pairs {
+        if let (Some(code), Some(label)) = (codes.level(code), labels.and_then(|l| l.level(label)))
+        {
+            by_code.entry(code).or_default().labels.insert(label);
+        }
+    }
+    for (code, unit) in unit_pairs {
+        if let (Some(code), Some(unit)) = (codes.level(code), units.and_then(|u| u.level(unit))) {
+            by_code.entry(code).or_default().column_units.insert(unit);
         }
     }
     by_code
@@ -381,16 +450,24 @@ fn visit_warnings(table: &Table, roles: &CandidateRoles, warnings: &mut Vec<Prof
         let Some(labels) = text_column(table, &visit.label) else {
             continue;
         };
-        let padded: Vec<&String> = labels
-            .iter()
-            .flatten()
-            .filter(|l| l.trim() != l.as_str())
+        let padded_codes: Vec<bool> = std::iter::once(false)
+            .chain(labels.levels().iter().map(|l| l.trim() != &**l))
             .collect();
-        if !padded.is_empty() {
-            let examples: BTreeSet<String> = padded.iter().map(|l| format!("{l:?}")).collect();
+        let padded_records = labels
+            .codes()
+            .iter()
+            .filter(|&&code| padded_codes[code as usize])
+            .count();
+        if padded_records > 0 {
+            let examples: BTreeSet<String> = labels
+                .levels()
+                .iter()
+                .filter(|l| l.trim() != &***l)
+                .map(|l| format!("{l:?}"))
+                .collect();
             warnings.push(ProfileWarning::PaddedVisitLabels {
                 column: visit.label.clone(),
-                records: padded.len(),
+                records: padded_records,
                 examples: examples.into_iter().take(EXAMPLE_CAP).collect(),
             });
         }
@@ -400,40 +477,46 @@ fn visit_warnings(table: &Table, roles: &CandidateRoles, warnings: &mut Vec<Prof
         let Some(orders) = numeric_column(table, order_name) else {
             continue;
         };
+        let trimmed = TrimmedLabels::new(labels);
         let mut without_order = 0;
-        let mut without_order_labels = BTreeSet::new();
-        let mut orders_by_label: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
-        let mut labels_by_order: BTreeMap<u64, BTreeSet<&str>> = BTreeMap::new();
-        for (label, order) in labels.iter().zip(orders) {
-            let Some(label) = label else { continue };
-            match order.value() {
+        let mut without_order_groups: FxHashSet<u32> = FxHashSet::default();
+        let mut label_order_pairs: FxHashSet<(u32, u64)> = FxHashSet::default();
+        for (row, &code) in labels.codes().iter().enumerate() {
+            let Some(group) = trimmed.group(code) else {
+                continue;
+            };
+            match orders.value(row) {
                 None => {
                     without_order += 1;
-                    without_order_labels.insert(label.trim());
+                    without_order_groups.insert(group);
                 }
                 Some(order) => {
-                    orders_by_label
-                        .entry(label.trim())
-                        .or_default()
-                        .insert(order.to_bits());
-                    labels_by_order
-                        .entry(order.to_bits())
-                        .or_default()
-                        .insert(label.trim());
+                    label_order_pairs.insert((group, order.to_bits()));
                 }
             }
         }
         if without_order > 0 {
+            let examples: BTreeSet<&str> = without_order_groups
+                .iter()
+                .map(|&g| trimmed.labels[g as usize])
+                .collect();
             warnings.push(ProfileWarning::VisitsWithoutOrder {
                 column: visit.label.clone(),
                 order_column: order_name.clone(),
                 records: without_order,
-                examples: without_order_labels
+                examples: examples
                     .into_iter()
                     .take(EXAMPLE_CAP)
                     .map(str::to_owned)
                     .collect(),
             });
+        }
+        let mut orders_by_label: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
+        let mut labels_by_order: BTreeMap<u64, BTreeSet<&str>> = BTreeMap::new();
+        for &(group, order) in &label_order_pairs {
+            let label = trimmed.labels[group as usize];
+            orders_by_label.entry(label).or_default().insert(order);
+            labels_by_order.entry(order).or_default().insert(label);
         }
         for (label, orders) in orders_by_label {
             if orders.len() > 1 {
@@ -462,18 +545,42 @@ fn visit_warnings(table: &Table, roles: &CandidateRoles, warnings: &mut Vec<Prof
     }
 }
 
-/// The text columns that key a record: parameter code, subject, visit label.
+/// The text columns that key a record: parameter code, subject, visit label (trimmed).
 struct RecordKeys<'a> {
-    codes: &'a [Option<String>],
-    subjects: &'a [Option<String>],
-    visits: &'a [Option<String>],
+    codes: &'a TextValues,
+    subjects: &'a TextValues,
+    visits: &'a TextValues,
+    visit_groups: TrimmedLabels<'a>,
+}
+
+impl RecordKeys<'_> {
+    /// Parameter code, subject code and visit group of `row`, when none is missing.
+    fn of(&self, row: usize) -> Option<(u32, u32, u32)> {
+        let (code, subject) = (self.codes.code(row), self.subjects.code(row));
+        let visit = self.visit_groups.group(self.visits.code(row))?;
+        (code != 0 && subject != 0).then_some((code, subject, visit))
+    }
+
+    fn code(&self, code: u32) -> &str {
+        self.codes.level(code).unwrap_or_default()
+    }
+
+    fn subject(&self, subject: u32) -> &str {
+        self.subjects.level(subject).unwrap_or_default()
+    }
+
+    fn visit(&self, group: u32) -> &str {
+        self.visit_groups.labels[group as usize]
+    }
 }
 
 fn record_keys<'a>(table: &'a Table, roles: &CandidateRoles) -> Option<RecordKeys<'a>> {
+    let visits = text_column(table, &roles.visit.first()?.label)?;
     Some(RecordKeys {
         codes: text_column(table, roles.parameter_code.first()?)?,
         subjects: text_column(table, roles.subject.first()?)?,
-        visits: text_column(table, &roles.visit.first()?.label)?,
+        visits,
+        visit_groups: TrimmedLabels::new(visits),
     })
 }
 
@@ -482,29 +589,23 @@ fn duplicate_record_warnings(
     roles: &CandidateRoles,
     warnings: &mut Vec<ProfileWarning>,
 ) {
-    let Some(RecordKeys {
-        codes,
-        subjects,
-        visits,
-    }) = record_keys(table, roles)
-    else {
+    let Some(keys) = record_keys(table, roles) else {
         return;
     };
-    let mut counts: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    let mut counts: FxHashMap<(u32, u32, u32), usize> = FxHashMap::default();
     for row in 0..table.row_count {
-        if let (Some(code), Some(subject), Some(visit)) =
-            (&codes[row], &subjects[row], &visits[row])
-        {
-            *counts.entry((code, subject, visit.trim())).or_default() += 1;
+        if let Some(key) = keys.of(row) {
+            *counts.entry(key).or_default() += 1;
         }
     }
     let mut by_parameter: BTreeMap<&str, Vec<(&str, &str, usize)>> = BTreeMap::new();
     for ((code, subject, visit), n) in counts {
         if n > 1 {
-            by_parameter
-                .entry(code)
-                .or_default()
-                .push((subject, visit, n));
+            by_parameter.entry(keys.code(code)).or_default().push((
+                keys.subject(subject),
+                keys.visit(visit),
+                n,
+            ));
         }
     }
     for (parameter, mut combos) in by_parameter {
@@ -529,19 +630,20 @@ fn baseline_flag_warnings(
     let Some(baseline) = text_column(table, BASELINE_FLAG) else {
         return;
     };
-    let baseline_rows: Vec<usize> = (0..table.row_count)
-        .filter(|&row| baseline[row].as_deref() == Some("Y"))
-        .collect();
-    if baseline_rows.is_empty() {
+    let Some(yes) = baseline.code_of("Y") else {
         return;
-    }
+    };
+    let baseline_rows: Vec<usize> = (0..table.row_count)
+        .filter(|&row| baseline.code(row) == yes)
+        .collect();
     for flag in roles.record_flags.iter().filter(|f| *f != BASELINE_FLAG) {
         let Some(values) = text_column(table, flag) else {
             continue;
         };
+        let flag_yes = values.code_of("Y");
         if baseline_rows
             .iter()
-            .all(|&row| values[row].as_deref() != Some("Y"))
+            .all(|&row| Some(values.code(row)) != flag_yes)
         {
             warnings.push(ProfileWarning::FlagRemovesBaseline {
                 flag: flag.clone(),
@@ -558,12 +660,7 @@ fn low_n_warnings(
     threshold: usize,
     warnings: &mut Vec<ProfileWarning>,
 ) {
-    let Some(RecordKeys {
-        codes,
-        subjects,
-        visits,
-    }) = record_keys(table, roles)
-    else {
+    let Some(keys) = record_keys(table, roles) else {
         return;
     };
     let Some(treatments) = roles.treatment.first().and_then(|t| text_column(table, t)) else {
@@ -572,29 +669,38 @@ fn low_n_warnings(
     let Some(values) = roles.value.first().and_then(|v| numeric_column(table, v)) else {
         return;
     };
-    let mut cells: BTreeMap<&str, BTreeMap<(&str, &str), HashSet<&str>>> = BTreeMap::new();
+    // Distinct (parameter, treatment, visit, subject) first, then subjects per cell.
+    let mut present: FxHashSet<(u32, u32, u32, u32)> = FxHashSet::default();
     for row in 0..table.row_count {
-        if values[row].value().is_none() {
+        if values.value(row).is_none() {
             continue;
         }
-        if let (Some(code), Some(subject), Some(visit), Some(treatment)) =
-            (&codes[row], &subjects[row], &visits[row], &treatments[row])
-        {
-            cells
-                .entry(code)
-                .or_default()
-                .entry((treatment, visit.trim()))
-                .or_default()
-                .insert(subject);
+        let treatment = treatments.code(row);
+        if let (Some((code, subject, visit)), true) = (keys.of(row), treatment != 0) {
+            present.insert((code, treatment, visit, subject));
         }
+    }
+    let mut subjects_per_cell: FxHashMap<(u32, u32, u32), usize> = FxHashMap::default();
+    for (code, treatment, visit, _) in present {
+        *subjects_per_cell
+            .entry((code, treatment, visit))
+            .or_default() += 1;
+    }
+    let mut cells: BTreeMap<&str, BTreeMap<(&str, &str), usize>> = BTreeMap::new();
+    for ((code, treatment, visit), n) in subjects_per_cell {
+        cells.entry(keys.code(code)).or_default().insert(
+            (
+                treatments.level(treatment).unwrap_or_default(),
+                keys.visit(visit),
+            ),
+            n,
+        );
     }
     for (parameter, by_cell) in cells {
         let low: Vec<String> = by_cell
             .iter()
-            .filter(|(_, subjects)| subjects.len() < threshold)
-            .map(|((treatment, visit), subjects)| {
-                format!("{treatment} / {visit}: {}", subjects.len())
-            })
+            .filter(|(_, &subjects)| subjects < threshold)
+            .map(|((treatment, visit), subjects)| format!("{treatment} / {visit}: {subjects}"))
             .collect();
         if !low.is_empty() {
             warnings.push(ProfileWarning::LowNCells {

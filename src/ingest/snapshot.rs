@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     profile::order_missing_last,
-    table::{ColumnData, NumericCell, Table},
+    table::{ColumnData, NumericValues, Table, TextValues},
 };
 use crate::domain::{
     digest::Sha256Digest,
@@ -101,7 +101,7 @@ fn text_of<'a>(
     table: &'a Table,
     column: &str,
     role: &'static str,
-) -> Result<&'a [Option<String>], SnapshotError> {
+) -> Result<&'a TextValues, SnapshotError> {
     match table.column(column).map(|c| &c.data) {
         Some(ColumnData::Character(values)) => Ok(values),
         _ => Err(SnapshotError::ColumnMismatch {
@@ -115,7 +115,7 @@ fn numbers_of<'a>(
     table: &'a Table,
     column: &str,
     role: &'static str,
-) -> Result<&'a [NumericCell], SnapshotError> {
+) -> Result<&'a NumericValues, SnapshotError> {
     match table.column(column).map(|c| &c.data) {
         Some(ColumnData::Numeric(values)) => Ok(values),
         _ => Err(SnapshotError::ColumnMismatch {
@@ -170,21 +170,20 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
     }
     let mut selected: Vec<Selected> = Vec::new();
     for row in 0..table.row_count {
-        if codes[row].as_deref() != Some(spec.parameter.value.as_str()) {
+        if codes.get(row) != Some(spec.parameter.value.as_str()) {
             continue;
         }
-        if !filters
-            .iter()
-            .all(|(column, allowed)| column[row].as_ref().is_some_and(|v| allowed.contains(v)))
-        {
+        if !filters.iter().all(|(column, allowed)| {
+            column
+                .get(row)
+                .is_some_and(|v| allowed.iter().any(|a| a == v))
+        }) {
             continue;
         }
         let (Some(treatment), Some(visit), Some(subject)) = (
-            treatments[row].as_deref().and_then(|t| level_rank.get(t)),
-            visits[row]
-                .as_deref()
-                .and_then(|v| visit_rank.get(v.trim())),
-            subjects[row].as_deref(),
+            treatments.get(row).and_then(|t| level_rank.get(t)),
+            visits.get(row).and_then(|v| visit_rank.get(v.trim())),
+            subjects.get(row),
         ) else {
             continue;
         };
@@ -192,11 +191,11 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
             treatment: *treatment,
             visit: *visit,
             subject,
-            value: values[row].value(),
+            value: values.value(row),
             row,
         });
     }
-    let order_value = |row: usize| order.and_then(|(_, o)| o[row].value());
+    let order_value = |row: usize| order.and_then(|(_, o)| o.value(row));
     selected.sort_by(|a, b| {
         a.treatment
             .cmp(&b.treatment)

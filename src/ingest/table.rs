@@ -55,13 +55,259 @@ impl NumericCell {
     }
 }
 
+/// The numbers of a numeric column, eight bytes each: a missing value is stored as a NaN whose
+/// low byte is the SAS marker (as SAS itself does), so readers never produce a real NaN.
+#[derive(Debug, Clone, Default)]
+pub struct NumericValues(Vec<f64>);
+
+/// High bits of the NaN that carries a missing-value marker.
+const MISSING_NAN: u64 = 0x7FF8_0000_0000_0000;
+
+impl NumericValues {
+    /// An empty column with room for `rows` values.
+    pub fn with_capacity(rows: usize) -> Self {
+        Self(Vec::with_capacity(rows))
+    }
+
+    /// Appends a cell.
+    pub fn push(&mut self, cell: NumericCell) {
+        self.0.push(match cell {
+            NumericCell::Value(value) => value,
+            NumericCell::Missing(missing) => {
+                let marker = match missing {
+                    SasMissing::Dot => b'.',
+                    SasMissing::Underscore => b'_',
+                    SasMissing::Letter(letter) => letter,
+                };
+                f64::from_bits(MISSING_NAN | u64::from(marker))
+            }
+        });
+    }
+
+    /// The cell of `row`.
+    pub fn get(&self, row: usize) -> NumericCell {
+        decode_numeric(self.0[row])
+    }
+
+    /// The value of `row`, `None` when missing.
+    pub fn value(&self, row: usize) -> Option<f64> {
+        let value = self.0[row];
+        (!value.is_nan()).then_some(value)
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The cells in row order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = NumericCell> + '_ {
+        self.0.iter().map(|&raw| decode_numeric(raw))
+    }
+
+    /// The values in row order, `None` when missing.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = Option<f64>> + '_ {
+        self.0.iter().map(|&raw| (!raw.is_nan()).then_some(raw))
+    }
+}
+
+fn decode_numeric(raw: f64) -> NumericCell {
+    if raw.is_nan() {
+        let marker = (raw.to_bits() & 0xFF) as u8;
+        NumericCell::Missing(SasMissing::from_marker(marker).unwrap_or(SasMissing::Dot))
+    } else {
+        NumericCell::Value(raw)
+    }
+}
+
+impl PartialEq for NumericValues {
+    /// Cell by cell, so two missing values compare by their SAS kind.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl FromIterator<NumericCell> for NumericValues {
+    fn from_iter<I: IntoIterator<Item = NumericCell>>(cells: I) -> Self {
+        let mut values = Self::default();
+        cells.into_iter().for_each(|cell| values.push(cell));
+        values
+    }
+}
+
+impl From<Vec<NumericCell>> for NumericValues {
+    fn from(cells: Vec<NumericCell>) -> Self {
+        cells.into_iter().collect()
+    }
+}
+
+/// The values of a text column, dictionary-encoded: each distinct value is stored once (in order
+/// of first appearance) and each row holds a four-byte code. ADaM text columns repeat a few values
+/// over many rows, so this is small, and profiling can count codes instead of strings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextValues {
+    /// Distinct values, in order of first appearance.
+    levels: Vec<Box<str>>,
+    /// Per row: 0 for missing, else 1 + the index into `levels`.
+    codes: Vec<u32>,
+}
+
+impl TextValues {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// The value of `row`, `None` when missing.
+    pub fn get(&self, row: usize) -> Option<&str> {
+        self.level(self.codes[row])
+    }
+
+    /// The code of `row`: 0 for missing, else 1 + its index in [`Self::levels`].
+    pub fn code(&self, row: usize) -> u32 {
+        self.codes[row]
+    }
+
+    /// Every row's code (see [`Self::code`]).
+    pub fn codes(&self) -> &[u32] {
+        &self.codes
+    }
+
+    /// The value a code stands for.
+    pub fn level(&self, code: u32) -> Option<&str> {
+        code.checked_sub(1)
+            .map(|index| &*self.levels[index as usize])
+    }
+
+    /// The distinct non-missing values, in order of first appearance; code `i + 1` is `levels()[i]`.
+    pub fn levels(&self) -> &[Box<str>] {
+        &self.levels
+    }
+
+    /// The code of `value`, if it occurs.
+    pub fn code_of(&self, value: &str) -> Option<u32> {
+        self.levels
+            .iter()
+            .position(|level| &**level == value)
+            .map(|index| index as u32 + 1)
+    }
+
+    /// The values in row order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&str>> + '_ {
+        self.codes.iter().map(|&code| self.level(code))
+    }
+}
+
+/// Builds a [`TextValues`] one cell at a time, looking each value up once.
+#[derive(Debug, Default)]
+pub struct TextBuilder {
+    values: TextValues,
+    index: rustc_hash::FxHashMap<Box<[u8]>, u32>,
+    /// The previous row's code: sorted ADaM data repeats values row after row, and comparing
+    /// with the last one is cheaper than hashing.
+    last: u32,
+}
+
+impl TextBuilder {
+    /// An empty builder with room for `rows` cells.
+    pub fn with_capacity(rows: usize) -> Self {
+        Self {
+            values: TextValues {
+                levels: Vec::new(),
+                codes: Vec::with_capacity(rows),
+            },
+            ..Self::default()
+        }
+    }
+
+    /// Appends a missing cell.
+    pub fn push_missing(&mut self) {
+        self.values.codes.push(0);
+    }
+
+    /// Appends `value` (not missing, even if empty).
+    pub fn push(&mut self, value: &str) {
+        self.push_utf8(value.as_bytes()).expect("a str is UTF-8");
+    }
+
+    /// Appends the text in `bytes`, checking that it is UTF-8 only the first time a value is seen.
+    pub fn push_utf8(&mut self, bytes: &[u8]) -> Result<(), std::str::Utf8Error> {
+        if self.last != 0 && self.values.levels[self.last as usize - 1].as_bytes() == bytes {
+            self.values.codes.push(self.last);
+            return Ok(());
+        }
+        let code = match self.index.get(bytes) {
+            Some(&code) => code,
+            None => {
+                let text = std::str::from_utf8(bytes)?;
+                self.values.levels.push(text.into());
+                let code = u32::try_from(self.values.levels.len()).expect("under 2^32 levels");
+                self.index.insert(bytes.into(), code);
+                code
+            }
+        };
+        self.last = code;
+        self.values.codes.push(code);
+        Ok(())
+    }
+
+    /// Appends `value`, or a missing cell for `None`.
+    pub fn push_option(&mut self, value: Option<&str>) {
+        match value {
+            Some(value) => self.push(value),
+            None => self.push_missing(),
+        }
+    }
+
+    /// Number of cells so far.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True before the first cell.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The finished column.
+    pub fn finish(self) -> TextValues {
+        self.values
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<Option<S>> for TextValues {
+    fn from_iter<I: IntoIterator<Item = Option<S>>>(cells: I) -> Self {
+        let mut builder = TextBuilder::default();
+        for cell in cells {
+            builder.push_option(cell.as_ref().map(AsRef::as_ref));
+        }
+        builder.finish()
+    }
+}
+
+impl From<Vec<Option<String>>> for TextValues {
+    fn from(cells: Vec<Option<String>>) -> Self {
+        cells.into_iter().collect()
+    }
+}
+
 /// The values of one column.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ColumnData {
     /// Numbers (SAS numeric, or a CSV column whose every non-empty cell is a finite number).
-    Numeric(Vec<NumericCell>),
-    /// Text; `None` is missing (an empty CSV cell, or an all-blank SAS value).
-    Character(Vec<Option<String>>),
+    Numeric(NumericValues),
+    /// Text; missing is an empty CSV cell, or an all-blank SAS value.
+    Character(TextValues),
 }
 
 impl ColumnData {

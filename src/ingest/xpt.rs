@@ -9,7 +9,9 @@
 //! The reader is strict: anything it does not understand is an [`XptError`] naming the byte
 //! offset, never a guess. It reads exactly one member: ADaM files hold one dataset each.
 
-use super::table::{Column, ColumnData, NumericCell, SasMissing, SourceFormat, Table};
+use super::table::{
+    Column, ColumnData, NumericCell, NumericValues, SasMissing, SourceFormat, Table, TextBuilder,
+};
 
 /// Every XPORT record is this long.
 const RECORD: usize = 80;
@@ -272,10 +274,7 @@ pub fn read_xpt(bytes: &[u8]) -> Result<Table, XptError> {
     let row_count = observation_count(data, row_length)?;
 
     // 7. Decode every value of every variable.
-    let columns = variables
-        .into_iter()
-        .map(|variable| decode_column(data, row_length, row_count, variable))
-        .collect();
+    let columns = decode_columns(data, row_length, row_count, variables);
     Ok(Table {
         source_format: SourceFormat::Xpt,
         dataset_name,
@@ -365,19 +364,77 @@ fn observation_count(data: &[u8], row_length: usize) -> Result<usize, XptError> 
     Ok(count)
 }
 
+/// Decodes every variable, spreading the columns over the available cores (each column is an
+/// independent strided pass over the same bytes, so no coordination is needed).
+fn decode_columns(
+    data: &[u8],
+    row_length: usize,
+    row_count: usize,
+    variables: Vec<Variable>,
+) -> Vec<Column> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(variables.len())
+        .max(1);
+    if workers == 1 || row_count < 10_000 {
+        return variables
+            .into_iter()
+            .map(|variable| decode_column(data, row_length, row_count, variable))
+            .collect();
+    }
+    // Worker w takes variables w, w + workers, …: neighbouring variables have similar widths.
+    let mut slots: Vec<Option<Column>> = (0..variables.len()).map(|_| None).collect();
+    let mut shares: Vec<Vec<(usize, Variable)>> = (0..workers).map(|_| Vec::new()).collect();
+    for (index, variable) in variables.into_iter().enumerate() {
+        shares[index % workers].push((index, variable));
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                scope.spawn(move || {
+                    share
+                        .into_iter()
+                        .map(|(index, variable)| {
+                            (index, decode_column(data, row_length, row_count, variable))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            for (index, column) in handle.join().expect("column decoding does not panic") {
+                slots[index] = Some(column);
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| slot.expect("every column decoded"))
+        .collect()
+}
+
 fn decode_column(data: &[u8], row_length: usize, row_count: usize, variable: Variable) -> Column {
     let field = |row: usize| {
         let start = row * row_length + variable.position;
         &data[start..start + variable.length]
     };
     let data = if variable.numeric {
-        ColumnData::Numeric(
-            (0..row_count)
-                .map(|row| ibm_to_numeric(field(row)))
-                .collect(),
-        )
+        let mut values = NumericValues::with_capacity(row_count);
+        for row in 0..row_count {
+            values.push(ibm_to_numeric(field(row)));
+        }
+        ColumnData::Numeric(values)
     } else {
-        ColumnData::Character((0..row_count).map(|row| text_field(field(row))).collect())
+        let mut values = TextBuilder::with_capacity(row_count);
+        for row in 0..row_count {
+            match trimmed_text(field(row)) {
+                None => values.push_missing(),
+                Some(Ok(text)) => values.push(text),
+                Some(Err(latin1)) => values.push(&latin1),
+            }
+        }
+        ColumnData::Character(values.finish())
     };
     Column {
         name: variable.name,
@@ -387,15 +444,18 @@ fn decode_column(data: &[u8], row_length: usize, row_count: usize, variable: Var
     }
 }
 
+/// A character field with trailing blanks (and NULs) trimmed; `None` when all blank. Borrowed
+/// when it is UTF-8, else decoded as Latin-1 (older SAS sessions write it; it decodes every byte).
+fn trimmed_text(bytes: &[u8]) -> Option<Result<&str, String>> {
+    let end = bytes.iter().rposition(|&b| b != b' ' && b != 0)? + 1;
+    let bytes = &bytes[..end];
+    Some(std::str::from_utf8(bytes).map_err(|_| bytes.iter().map(|&b| char::from(b)).collect()))
+}
+
 /// A character field: trailing blanks trimmed, all-blank as missing. UTF-8 where valid, else
 /// Latin-1 (older SAS sessions write it), which decodes every byte.
 fn text_field(bytes: &[u8]) -> Option<String> {
-    let end = bytes.iter().rposition(|&b| b != b' ' && b != 0)? + 1;
-    let bytes = &bytes[..end];
-    Some(match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
-    })
+    trimmed_text(bytes).map(|text| text.map_or_else(|latin1| latin1, str::to_owned))
 }
 
 /// Converts a 2–8 byte IBM hexadecimal float (missing markers included) to a cell.

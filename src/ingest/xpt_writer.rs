@@ -72,9 +72,9 @@ pub fn write_xpt(table: &Table) -> Vec<u8> {
         .map(|column| match &column.data {
             ColumnData::Numeric(_) => 8,
             ColumnData::Character(values) => values
+                .levels()
                 .iter()
-                .flatten()
-                .map(String::len)
+                .map(|l| l.len())
                 .max()
                 .unwrap_or(1)
                 .clamp(1, 200),
@@ -116,9 +116,9 @@ pub fn write_xpt(table: &Table) -> Vec<u8> {
     for row in 0..table.row_count {
         for (column, width) in table.columns.iter().zip(&widths) {
             match &column.data {
-                ColumnData::Numeric(cells) => data.extend(numeric_to_ibm(cells[row])),
+                ColumnData::Numeric(cells) => data.extend(numeric_to_ibm(cells.get(row))),
                 ColumnData::Character(values) => {
-                    data.extend(field(values[row].as_deref().unwrap_or(""), *width))
+                    data.extend(field(values.get(row).unwrap_or(""), *width))
                 }
             }
         }
