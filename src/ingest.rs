@@ -64,6 +64,59 @@ pub fn detect_format(bytes: &[u8]) -> Result<DetectedFormat, ReadError> {
     Ok(DetectedFormat::Csv)
 }
 
+/// A file's bytes, memory-mapped: the readers only look at the bytes, and mapping the page
+/// cache avoids both copying the file and zeroing fresh memory to copy it into.
+pub struct MappedFile(Option<memmap2::Mmap>);
+
+impl MappedFile {
+    /// Maps `path` read-only.
+    pub fn open(path: &std::path::Path) -> Result<Self, FileReadError> {
+        let io = |source| FileReadError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // An empty file cannot be mapped (and has no bytes to map).
+        if file.metadata().map_err(io)?.len() == 0 {
+            return Ok(Self(None));
+        }
+        // SAFETY: the mapping is read-only. adamviz never changes a stored object in place (the
+        // object store writes a new file and renames it), so the bytes cannot change under the
+        // readers; a file that someone else truncates meanwhile raises SIGBUS, which ends the
+        // process as reading a vanished disk would.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Ok(Self(Some(map)))
+    }
+}
+
+impl std::ops::Deref for MappedFile {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or_default()
+    }
+}
+
+/// Reads the dataset stored at `path` (an uploaded object, or a file named on the command line).
+pub fn read_dataset_file(path: &std::path::Path) -> Result<Table, FileReadError> {
+    Ok(read_dataset(&MappedFile::open(path)?)?)
+}
+
+/// Why a dataset file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FileReadError {
+    /// Opening or mapping the file failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The content is not a dataset adamviz reads.
+    #[error(transparent)]
+    Content(#[from] ReadError),
+}
+
 /// Detects the format and reads the dataset.
 pub fn read_dataset(bytes: &[u8]) -> Result<Table, ReadError> {
     match detect_format(bytes)? {

@@ -92,6 +92,28 @@ pub enum CsvError {
     },
 }
 
+impl CsvError {
+    /// The same error with its line moved down by `lines` (for a chunk that starts there).
+    fn lines_shifted(self, lines: usize) -> Self {
+        match self {
+            Self::RaggedRow {
+                line,
+                expected,
+                found,
+            } => Self::RaggedRow {
+                line: line + lines,
+                expected,
+                found,
+            },
+            Self::Syntax { line, detail } => Self::Syntax {
+                line: line + lines,
+                detail,
+            },
+            other => other,
+        }
+    }
+}
+
 /// 1-based line of `byte_offset` in `bytes`.
 fn line_of(bytes: &[u8], byte_offset: usize) -> usize {
     1 + bytes[..byte_offset].iter().filter(|&&b| b == b'\n').count()
@@ -140,52 +162,58 @@ fn number_shape(cell: &str) -> NumberShape {
     }
 }
 
+/// Files at least this large are read in two halves at once.
+pub const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
 /// Reads a CSV file into a table.
 pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
+    read_csv_with(bytes, PARALLEL_MIN_BYTES)
+}
+
+/// [`read_csv`], reading in two halves at once when the file has at least `parallel_min_bytes`
+/// (tests pass 0 to check that the halves always give the sequential result).
+pub fn read_csv_with(bytes: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvError> {
     // 1. Text checks before parsing, so the errors point at bytes, not at parser states.
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let bom = bytes.len() - body.len();
     if body.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(CsvError::Empty);
     }
-    if let Some(at) = body.iter().position(|&b| b == 0) {
+    if let Some(at) = memchr::memchr(0, body) {
         return Err(CsvError::NulByte {
             byte_offset: bom + at,
             line: line_of(body, at),
         });
     }
-    if let Err(err) = std::str::from_utf8(body) {
-        let at = err.valid_up_to();
-        return Err(CsvError::InvalidUtf8 {
-            byte_offset: bom + at,
-            line: line_of(body, at),
-        });
-    }
-
-    // 2. Parse records; the csv crate refuses rows whose length differs from the header's.
-    let mut reader = ::csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .from_reader(body);
-    let syntax = |err: ::csv::Error| -> CsvError {
-        let line = err.position().map_or(0, |p| p.line() as usize);
-        match err.kind() {
-            ::csv::ErrorKind::UnequalLengths {
-                expected_len, len, ..
-            } => CsvError::RaggedRow {
-                line,
-                expected: *expected_len as usize,
-                found: *len as usize,
-            },
-            _ => CsvError::Syntax {
-                line,
-                detail: err.to_string(),
-            },
+    // UTF-8 is checked per distinct value as the cells are interned (every byte that is not a
+    // delimiter, quote or line break belongs to a cell, and those are ASCII), which spares a
+    // pass over the file. When anything goes wrong, the file is checked whole, so invalid UTF-8
+    // is reported first and where it is, as if it had been checked before parsing.
+    read_valid_csv(body, parallel_min_bytes).map_err(|problem| match std::str::from_utf8(body) {
+        Err(err) => {
+            let at = err.valid_up_to();
+            CsvError::InvalidUtf8 {
+                byte_offset: bom + at,
+                line: line_of(body, at),
+            }
         }
-    };
-    let header: Vec<String> = reader
+        Ok(_) => problem,
+    })
+}
+
+/// Reads the CSV text `body` (after the byte-order mark).
+fn read_valid_csv(body: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvError> {
+    // 2. The header row.
+    let mut header_reader = ::csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(body);
+    let header: Vec<String> = header_reader
         .headers()
-        .map_err(syntax)?
+        .map_err(|err| CsvError::Syntax {
+            line: err.position().map_or(1, |p| p.line() as usize),
+            detail: err.to_string(),
+        })?
         .iter()
         .map(str::to_owned)
         .collect();
@@ -203,34 +231,34 @@ pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
             });
         }
     }
-    // Every cell is interned as text first: a column's distinct values are then typed once
-    // each, instead of parsing every cell as a number.
-    let mut cells: Vec<TextBuilder> = header.iter().map(|_| TextBuilder::default()).collect();
-    let mut record = ::csv::ByteRecord::new();
-    while reader.read_byte_record(&mut record).map_err(syntax)? {
-        for (column, cell) in cells.iter_mut().zip(record.iter()) {
-            if cell.is_empty() {
-                column.push_missing();
-            } else {
-                // The whole body was checked as UTF-8 above, so this cannot fail.
-                column.push_utf8(cell).map_err(|_| CsvError::Syntax {
-                    line: record.position().map_or(0, |p| p.line() as usize),
-                    detail: "a field is not UTF-8".to_owned(),
-                })?;
-            }
-        }
-    }
-    let row_count = cells.first().map_or(0, TextBuilder::len);
+    // 3. The records. Every cell is interned as text first: a column's distinct values are
+    // then typed once each, instead of parsing every cell as a number.
+    let (first, second) = read_records(body, header.len(), parallel_min_bytes)?;
+    let row_count = first.first().map_or(0, TextBuilder::len)
+        + second
+            .as_ref()
+            .and_then(|s| s.first())
+            .map_or(0, TextBuilder::len);
     if row_count == 0 {
         return Err(CsvError::NoRows);
     }
 
-    // 3. Type each column.
-    let columns = header
+    // 4. Join the halves and type each column, the columns shared out over the cores. The
+    // first error in column order is reported, as a column-by-column pass would.
+    let mut second = second.map(Vec::into_iter);
+    let pieces: Vec<(String, TextBuilder, Option<TextBuilder>)> = header
         .into_iter()
-        .zip(cells)
-        .map(|(name, values)| type_column(name, values.finish(), body))
-        .collect::<Result<Vec<_>, _>>()?;
+        .zip(first)
+        .map(|(name, first)| (name, first, second.as_mut().and_then(Iterator::next)))
+        .collect();
+    let columns = map_in_parallel(pieces, |(name, mut values, rest)| {
+        if let Some(rest) = rest {
+            values.append(rest.finish());
+        }
+        type_column(name, values.finish(), body)
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     Ok(Table {
         source_format: SourceFormat::Csv,
         dataset_name: None,
@@ -238,6 +266,169 @@ pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
         columns,
         row_count,
     })
+}
+
+/// Reads the data records of `body` (header included) into one text builder per column, in two
+/// halves on two threads when `body` is large enough and has a record boundary near its middle.
+fn read_records(
+    body: &[u8],
+    width: usize,
+    parallel_min_bytes: usize,
+) -> Result<(Vec<TextBuilder>, Option<Vec<TextBuilder>>), CsvError> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let split = if body.len() >= parallel_min_bytes && cores > 1 {
+        record_start_near_middle(body)
+    } else {
+        None
+    };
+    let Some(split) = split else {
+        return Ok((read_chunk(body, true, width)?, None));
+    };
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| read_chunk(&body[..split], true, width));
+        let second = read_chunk(&body[split..], false, width).map_err(|err| {
+            // Its lines count from the split; only an error needs them counted from the top.
+            err.lines_shifted(memchr::memchr_iter(b'\n', &body[..split]).count())
+        });
+        (
+            first.join().expect("reading CSV records does not panic"),
+            second,
+        )
+    });
+    // An error in the first half comes first in the file.
+    let first = first?;
+    Ok((first, Some(second?)))
+}
+
+/// `f` applied to every item, the items shared out over the available cores (item i to worker
+/// i mod workers); results in item order.
+fn map_in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len());
+    if workers <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let count = items.len();
+    let mut shares: Vec<Vec<(usize, T)>> = (0..workers).map(|_| Vec::new()).collect();
+    for (index, item) in items.into_iter().enumerate() {
+        shares[index % workers].push((index, item));
+    }
+    let mut slots: Vec<Option<R>> = (0..count).map(|_| None).collect();
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                scope.spawn(move || {
+                    share
+                        .into_iter()
+                        .map(|(index, item)| (index, f(item)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            for (index, result) in handle.join().expect("column work does not panic") {
+                slots[index] = Some(result);
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| slot.expect("every item mapped"))
+        .collect()
+}
+
+/// Records read before the remaining ones are estimated.
+const SAMPLE_RECORDS: usize = 256;
+
+/// Reads the records of one chunk; error lines count from the chunk's start.
+fn read_chunk(chunk: &[u8], has_header: bool, width: usize) -> Result<Vec<TextBuilder>, CsvError> {
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(has_header)
+        .flexible(true)
+        .from_reader(chunk);
+    let line_of = |record: &::csv::ByteRecord| record.position().map_or(0, |p| p.line() as usize);
+    let mut cells: Vec<TextBuilder> = (0..width).map(|_| TextBuilder::default()).collect();
+    let mut record = ::csv::ByteRecord::new();
+    let mut records = 0usize;
+    loop {
+        // Once the first records show how long a record is, room for all of them is made at
+        // once, instead of the code vectors growing (and being copied) step by step.
+        if records == SAMPLE_RECORDS {
+            let per_record = reader.position().byte() as f64 / SAMPLE_RECORDS as f64;
+            let expected = (chunk.len() as f64 / per_record.max(1.0) * 1.05) as usize;
+            for column in &mut cells {
+                column.reserve(expected.saturating_sub(records));
+            }
+        }
+        records += 1;
+        let more = reader
+            .read_byte_record(&mut record)
+            .map_err(|err| CsvError::Syntax {
+                line: err.position().map_or(0, |p| p.line() as usize),
+                detail: err.to_string(),
+            })?;
+        if !more {
+            break;
+        }
+        if record.len() != width {
+            return Err(CsvError::RaggedRow {
+                line: line_of(&record),
+                expected: width,
+                found: record.len(),
+            });
+        }
+        for (column, cell) in cells.iter_mut().zip(record.iter()) {
+            if cell.is_empty() {
+                column.push_missing();
+            } else {
+                // `read_csv` turns this into the precise UTF-8 error.
+                column.push_utf8(cell).map_err(|_| CsvError::Syntax {
+                    line: line_of(&record),
+                    detail: "a field is not UTF-8".to_owned(),
+                })?;
+            }
+        }
+    }
+    Ok(cells)
+}
+
+/// The start of a record near the middle of `body`: just after the first line break past the
+/// middle that is not inside a quoted field. Quoting follows the reader's rules: a quote opens a
+/// quoted field only at the start of a field, `""` inside one is a quote, and any other quote
+/// ends it. Only quote characters are examined, so this costs little more than finding them.
+fn record_start_near_middle(body: &[u8]) -> Option<usize> {
+    let first_line_end = memchr::memchr(b'\n', body)?;
+    let middle = (body.len() / 2).max(first_line_end + 1);
+    let mut candidate = middle + memchr::memchr(b'\n', &body[middle..])?;
+    let mut quotes = memchr::memchr_iter(b'"', body).peekable();
+    let mut in_quotes = false;
+    loop {
+        while let Some(&quote) = quotes.peek() {
+            if quote >= candidate {
+                break;
+            }
+            quotes.next();
+            if in_quotes {
+                if body.get(quote + 1) == Some(&b'"') {
+                    quotes.next();
+                } else {
+                    in_quotes = false;
+                }
+            } else if quote == 0 || matches!(body[quote - 1], b',' | b'\n' | b'\r') {
+                in_quotes = true;
+            }
+        }
+        if !in_quotes {
+            let start = candidate + 1;
+            return (start < body.len()).then_some(start);
+        }
+        // Inside a quoted field: the boundary is after the next line break past its end.
+        let next_quote = *quotes.peek()?;
+        candidate = next_quote + memchr::memchr(b'\n', &body[next_quote..])?;
+    }
 }
 
 /// The 1-based line on which data row `row` (0-based, after the header) starts. Only errors

@@ -68,6 +68,7 @@ fn profile_column(column: &Column) -> ColumnProfile {
             let mut capped = false;
             let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
             let mut missing = 0;
+            let mut previous = None;
             for value in cells.values() {
                 let Some(value) = value else {
                     missing += 1;
@@ -75,11 +76,13 @@ fn profile_column(column: &Column) -> ColumnProfile {
                 };
                 min = min.min(value);
                 max = max.max(value);
-                if capped {
-                    continue;
-                }
                 // +0.0 and -0.0 are one value.
                 let key = if value == 0.0 { 0 } else { value.to_bits() };
+                // Sorted data repeats values row after row: skip the lookup for those.
+                if capped || previous == Some(key) {
+                    continue;
+                }
+                previous = Some(key);
                 if seen.len() >= DISTINCT_CAP && !seen.contains(&key) {
                     capped = true;
                     continue;
@@ -196,6 +199,21 @@ pub fn profile_table(
     content_hash: Sha256Digest,
     low_n_threshold: usize,
 ) -> DatasetProfile {
+    // Column facts on a second thread while the roles and warnings are worked out here.
+    std::thread::scope(|scope| {
+        let columns = scope.spawn(|| table.columns.iter().map(profile_column).collect());
+        let mut profile = profile_roles_and_warnings(table, content_hash, low_n_threshold);
+        profile.columns = columns.join().expect("column profiling does not panic");
+        profile
+    })
+}
+
+/// Everything but the column facts.
+fn profile_roles_and_warnings(
+    table: &Table,
+    content_hash: Sha256Digest,
+    low_n_threshold: usize,
+) -> DatasetProfile {
     let roles = candidate_roles(table);
     let mut warnings = Vec::new();
     let parameters = parameter_profiles(table, &roles, &mut warnings);
@@ -221,7 +239,7 @@ pub fn profile_table(
         dataset_name: table.dataset_name.clone(),
         dataset_label: table.dataset_label.clone(),
         row_count: table.row_count,
-        columns: table.columns.iter().map(profile_column).collect(),
+        columns: Vec::new(),
         treatment_levels: roles
             .treatment
             .iter()
@@ -375,31 +393,32 @@ fn parameter_profiles(
     }
     // Pairs first (cheap integer work per row), strings once per distinct pair.
     let mut records: Vec<usize> = vec![0; codes.levels().len() + 1];
-    let mut label_pairs: FxHashSet<(u32, u32)> = FxHashSet::default();
-    let mut unit_pairs: FxHashSet<(u32, u32)> = FxHashSet::default();
+    let levels_of = |column: Option<&TextValues>| column.map_or(0, |c| c.levels().len()) + 1;
+    let mut label_pairs = TupleSet::new([levels_of(Some(codes)), levels_of(labels)]);
+    let mut unit_pairs = TupleSet::new([levels_of(Some(codes)), levels_of(units)]);
     for (row, &code) in codes.codes().iter().enumerate() {
         if code == 0 {
             continue;
         }
         records[code as usize] += 1;
         if let Some(labels) = labels {
-            label_pairs.insert((code, labels.code(row)));
+            label_pairs.insert([code, labels.code(row)]);
         }
         if let Some(units) = units {
-            unit_pairs.insert((code, units.code(row)));
+            unit_pairs.insert([code, units.code(row)]);
         }
     }
     let mut by_code: BTreeMap<&str, Acc> = BTreeMap::new();
     for (index, level) in codes.levels().iter().enumerate() {
         by_code.entry(level).or_default().records = records[index + 1];
     }
-    for (code, label) in label_pairs {
+    for [code, label] in label_pairs.iter() {
         if let (Some(code), Some(label)) = (codes.level(code), labels.and_then(|l| l.level(label)))
         {
             by_code.entry(code).or_default().labels.insert(label);
         }
     }
-    for (code, unit) in unit_pairs {
+    for [code, unit] in unit_pairs.iter() {
         if let (Some(code), Some(unit)) = (codes.level(code), units.and_then(|u| u.level(unit))) {
             by_code.entry(code).or_default().column_units.insert(unit);
         }
@@ -481,6 +500,7 @@ fn visit_warnings(table: &Table, roles: &CandidateRoles, warnings: &mut Vec<Prof
         let mut without_order = 0;
         let mut without_order_groups: FxHashSet<u32> = FxHashSet::default();
         let mut label_order_pairs: FxHashSet<(u32, u64)> = FxHashSet::default();
+        let mut previous_pair = None;
         for (row, &code) in labels.codes().iter().enumerate() {
             let Some(group) = trimmed.group(code) else {
                 continue;
@@ -491,7 +511,11 @@ fn visit_warnings(table: &Table, roles: &CandidateRoles, warnings: &mut Vec<Prof
                     without_order_groups.insert(group);
                 }
                 Some(order) => {
-                    label_order_pairs.insert((group, order.to_bits()));
+                    let pair = (group, order.to_bits());
+                    if previous_pair != Some(pair) {
+                        label_order_pairs.insert(pair);
+                        previous_pair = Some(pair);
+                    }
                 }
             }
         }
@@ -561,6 +585,15 @@ impl RecordKeys<'_> {
         (code != 0 && subject != 0).then_some((code, subject, visit))
     }
 
+    /// Sizes of the code spaces of (parameter, subject, visit group).
+    fn dims(&self) -> [usize; 3] {
+        [
+            self.codes.levels().len() + 1,
+            self.subjects.levels().len() + 1,
+            self.visit_groups.labels.len(),
+        ]
+    }
+
     fn code(&self, code: u32) -> &str {
         self.codes.level(code).unwrap_or_default()
     }
@@ -592,14 +625,14 @@ fn duplicate_record_warnings(
     let Some(keys) = record_keys(table, roles) else {
         return;
     };
-    let mut counts: FxHashMap<(u32, u32, u32), usize> = FxHashMap::default();
+    let mut counts = TupleCounts::new(keys.dims());
     for row in 0..table.row_count {
-        if let Some(key) = keys.of(row) {
-            *counts.entry(key).or_default() += 1;
+        if let Some((code, subject, visit)) = keys.of(row) {
+            counts.add([code, subject, visit]);
         }
     }
     let mut by_parameter: BTreeMap<&str, Vec<(&str, &str, usize)>> = BTreeMap::new();
-    for ((code, subject, visit), n) in counts {
+    for ([code, subject, visit], n) in counts.iter() {
         if n > 1 {
             by_parameter.entry(keys.code(code)).or_default().push((
                 keys.subject(subject),
@@ -670,24 +703,24 @@ fn low_n_warnings(
         return;
     };
     // Distinct (parameter, treatment, visit, subject) first, then subjects per cell.
-    let mut present: FxHashSet<(u32, u32, u32, u32)> = FxHashSet::default();
+    let [code_levels, subject_levels, visit_groups] = keys.dims();
+    let treatment_levels = treatments.levels().len() + 1;
+    let mut present = TupleSet::new([code_levels, treatment_levels, visit_groups, subject_levels]);
     for row in 0..table.row_count {
         if values.value(row).is_none() {
             continue;
         }
         let treatment = treatments.code(row);
         if let (Some((code, subject, visit)), true) = (keys.of(row), treatment != 0) {
-            present.insert((code, treatment, visit, subject));
+            present.insert([code, treatment, visit, subject]);
         }
     }
-    let mut subjects_per_cell: FxHashMap<(u32, u32, u32), usize> = FxHashMap::default();
-    for (code, treatment, visit, _) in present {
-        *subjects_per_cell
-            .entry((code, treatment, visit))
-            .or_default() += 1;
+    let mut subjects_per_cell = TupleCounts::new([code_levels, treatment_levels, visit_groups]);
+    for [code, treatment, visit, _] in present.iter() {
+        subjects_per_cell.add([code, treatment, visit]);
     }
     let mut cells: BTreeMap<&str, BTreeMap<(&str, &str), usize>> = BTreeMap::new();
-    for ((code, treatment, visit), n) in subjects_per_cell {
+    for ([code, treatment, visit], n) in subjects_per_cell.iter() {
         cells.entry(keys.code(code)).or_default().insert(
             (
                 treatments.level(treatment).unwrap_or_default(),
@@ -713,9 +746,158 @@ fn low_n_warnings(
     }
 }
 
+/// Packs a tuple of codes, each below its dimension, into one index.
+fn pack<const N: usize>(dims: &[u64; N], tuple: [u32; N]) -> u64 {
+    tuple
+        .iter()
+        .zip(dims)
+        .fold(0, |index, (&value, &dim)| index * dim + u64::from(value))
+}
+
+fn unpack<const N: usize>(dims: &[u64; N], mut index: u64) -> [u32; N] {
+    let mut tuple = [0; N];
+    for (slot, &dim) in tuple.iter_mut().zip(dims).rev() {
+        *slot = (index % dim) as u32;
+        index /= dim;
+    }
+    tuple
+}
+
+/// Code spaces up to this many tuples are kept in flat arrays (a bitmap of at most 8 MiB for a
+/// set, 32 MiB of counts); larger ones in hash maps.
+const DENSE_LIMIT: u64 = 1 << 23;
+
+fn dims_of<const N: usize>(dims: [usize; N]) -> ([u64; N], u64) {
+    let dims = dims.map(|d| d.max(1) as u64);
+    let space = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
+    (dims, space.unwrap_or(u64::MAX))
+}
+
+/// A set of code tuples: per-row profiling work is an index computation, not a string lookup.
+struct TupleSet<const N: usize> {
+    dims: [u64; N],
+    dense: Option<Vec<u64>>,
+    sparse: FxHashSet<u64>,
+}
+
+impl<const N: usize> TupleSet<N> {
+    fn new(dims: [usize; N]) -> Self {
+        let (dims, space) = dims_of(dims);
+        Self {
+            dims,
+            dense: (space <= DENSE_LIMIT * 8).then(|| vec![0u64; space.div_ceil(64) as usize]),
+            sparse: FxHashSet::default(),
+        }
+    }
+
+    fn insert(&mut self, tuple: [u32; N]) {
+        let index = pack(&self.dims, tuple);
+        match &mut self.dense {
+            Some(bits) => bits[(index / 64) as usize] |= 1 << (index % 64),
+            None => {
+                self.sparse.insert(index);
+            }
+        }
+    }
+
+    /// The tuples, in no particular order (callers sort what they show).
+    fn iter(&self) -> Box<dyn Iterator<Item = [u32; N]> + '_> {
+        match &self.dense {
+            Some(bits) => Box::new(
+                bits.iter()
+                    .enumerate()
+                    .flat_map(move |(word_index, &word)| {
+                        let base = word_index as u64 * 64;
+                        (0..64)
+                            .filter(move |bit| word & (1 << bit) != 0)
+                            .map(move |bit| unpack(&self.dims, base + bit))
+                    }),
+            ),
+            None => Box::new(self.sparse.iter().map(|&index| unpack(&self.dims, index))),
+        }
+    }
+}
+
+/// Counts per code tuple (see [`TupleSet`]).
+struct TupleCounts<const N: usize> {
+    dims: [u64; N],
+    dense: Option<Vec<u32>>,
+    sparse: FxHashMap<u64, usize>,
+}
+
+impl<const N: usize> TupleCounts<N> {
+    fn new(dims: [usize; N]) -> Self {
+        let (dims, space) = dims_of(dims);
+        Self {
+            dims,
+            dense: (space <= DENSE_LIMIT).then(|| vec![0u32; space as usize]),
+            sparse: FxHashMap::default(),
+        }
+    }
+
+    fn add(&mut self, tuple: [u32; N]) {
+        let index = pack(&self.dims, tuple);
+        match &mut self.dense {
+            Some(counts) => counts[index as usize] += 1,
+            None => *self.sparse.entry(index).or_default() += 1,
+        }
+    }
+
+    /// The tuples counted at least once, with their counts.
+    fn iter(&self) -> Box<dyn Iterator<Item = ([u32; N], usize)> + '_> {
+        match &self.dense {
+            Some(counts) => Box::new(
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(index, &n)| (unpack(&self.dims, index as u64), n as usize)),
+            ),
+            None => Box::new(
+                self.sparse
+                    .iter()
+                    .map(|(&index, &n)| (unpack(&self.dims, index), n)),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tuple_sets_and_counts_agree_dense_or_sparse() {
+        let tuples = [[1, 2, 0], [0, 0, 0], [4, 9, 2], [1, 2, 0], [3, 0, 1]];
+        // The same tuples through a small (dense) and a huge (sparse) code space.
+        for dims in [[5, 10, 3], [5_000_000, 10, 3_000_000]] {
+            let mut set = TupleSet::new(dims);
+            let mut counts = TupleCounts::new(dims);
+            for tuple in tuples {
+                set.insert(tuple);
+                counts.add(tuple);
+            }
+            let mut seen: Vec<[u32; 3]> = set.iter().collect();
+            seen.sort_unstable();
+            assert_eq!(
+                seen,
+                [[0, 0, 0], [1, 2, 0], [3, 0, 1], [4, 9, 2]],
+                "{dims:?}"
+            );
+            let mut counted: Vec<([u32; 3], usize)> = counts.iter().collect();
+            counted.sort_unstable();
+            assert_eq!(
+                counted,
+                [
+                    ([0, 0, 0], 1),
+                    ([1, 2, 0], 2),
+                    ([3, 0, 1], 1),
+                    ([4, 9, 2], 1)
+                ],
+                "{dims:?}"
+            );
+        }
+    }
 
     #[test]
     fn units_come_from_the_trailing_parenthesis_of_the_label() {

@@ -212,10 +212,13 @@ impl TextValues {
 #[derive(Debug, Default)]
 pub struct TextBuilder {
     values: TextValues,
+    /// The code of each value seen.
     index: rustc_hash::FxHashMap<Box<[u8]>, u32>,
     /// The previous row's code: sorted ADaM data repeats values row after row, and comparing
     /// with the last one is cheaper than hashing.
     last: u32,
+    /// The code of the previous cell, missing included (for [`Self::repeat_last`]).
+    last_pushed: u32,
 }
 
 impl TextBuilder {
@@ -230,9 +233,20 @@ impl TextBuilder {
         }
     }
 
+    /// Makes room for `additional` more cells.
+    pub fn reserve(&mut self, additional: usize) {
+        self.values.codes.reserve(additional);
+    }
+
     /// Appends a missing cell.
     pub fn push_missing(&mut self) {
         self.values.codes.push(0);
+        self.last_pushed = 0;
+    }
+
+    /// Appends the same cell as the previous one (missing if there is none).
+    pub fn repeat_last(&mut self) {
+        self.values.codes.push(self.last_pushed);
     }
 
     /// Appends `value` (not missing, even if empty).
@@ -242,23 +256,29 @@ impl TextBuilder {
 
     /// Appends the text in `bytes`, checking that it is UTF-8 only the first time a value is seen.
     pub fn push_utf8(&mut self, bytes: &[u8]) -> Result<(), std::str::Utf8Error> {
-        if self.last != 0 && self.values.levels[self.last as usize - 1].as_bytes() == bytes {
-            self.values.codes.push(self.last);
-            return Ok(());
-        }
-        let code = match self.index.get(bytes) {
-            Some(&code) => code,
-            None => {
-                let text = std::str::from_utf8(bytes)?;
-                self.values.levels.push(text.into());
-                let code = u32::try_from(self.values.levels.len()).expect("under 2^32 levels");
-                self.index.insert(bytes.into(), code);
-                code
-            }
-        };
+        // Sorted data repeats values row after row: the previous value is checked first.
+        let code =
+            if self.last != 0 && self.values.levels[self.last as usize - 1].as_bytes() == bytes {
+                self.last
+            } else {
+                match self.index.get(bytes) {
+                    Some(&code) => code,
+                    None => {
+                        let code = self.add_level(std::str::from_utf8(bytes)?);
+                        self.index.insert(bytes.into(), code);
+                        code
+                    }
+                }
+            };
         self.last = code;
+        self.last_pushed = code;
         self.values.codes.push(code);
         Ok(())
+    }
+
+    fn add_level(&mut self, level: &str) -> u32 {
+        self.values.levels.push(level.into());
+        u32::try_from(self.values.levels.len()).expect("under 2^32 levels")
     }
 
     /// Appends `value`, or a missing cell for `None`.
@@ -267,6 +287,28 @@ impl TextBuilder {
             Some(value) => self.push(value),
             None => self.push_missing(),
         }
+    }
+
+    /// Appends the cells of `rest` (built separately, e.g. from the second half of a file): the
+    /// result equals pushing those cells one by one.
+    pub fn append(&mut self, rest: TextValues) {
+        let codes: Vec<u32> = std::iter::once(0)
+            .chain(rest.levels.iter().map(|level| self.intern(level)))
+            .collect();
+        self.values
+            .codes
+            .extend(rest.codes.iter().map(|&code| codes[code as usize]));
+        self.last_pushed = self.values.codes.last().copied().unwrap_or(0);
+    }
+
+    /// The code of `level`, adding it if new.
+    fn intern(&mut self, level: &str) -> u32 {
+        if let Some(&code) = self.index.get(level.as_bytes()) {
+            return code;
+        }
+        let code = self.add_level(level);
+        self.index.insert(level.as_bytes().into(), code);
+        code
     }
 
     /// Number of cells so far.
@@ -367,5 +409,16 @@ impl Table {
     /// The column called `name` (exact match).
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|column| column.name == name)
+    }
+
+    /// The same format and dataset name and label, with no columns or rows.
+    pub fn clone_metadata(&self) -> Self {
+        Self {
+            source_format: self.source_format,
+            dataset_name: self.dataset_name.clone(),
+            dataset_label: self.dataset_label.clone(),
+            columns: Vec::new(),
+            row_count: 0,
+        }
     }
 }

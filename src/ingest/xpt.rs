@@ -264,9 +264,9 @@ pub fn read_xpt(bytes: &[u8]) -> Result<Table, XptError> {
         });
     }
     let data_start = obs_header_offset + RECORD;
-    if let Some(second) = (data_start..bytes.len())
-        .step_by(RECORD)
-        .find(|&offset| bytes[offset..].starts_with(MEMBER_HEADER_PREFIX))
+    if let Some(second) = memchr::memmem::find_iter(&bytes[data_start..], MEMBER_HEADER_PREFIX)
+        .map(|at| data_start + at)
+        .find(|offset| (offset - data_start).is_multiple_of(RECORD))
     {
         return Err(XptError::SeveralMembers { offset: second });
     }
@@ -364,8 +364,13 @@ fn observation_count(data: &[u8], row_length: usize) -> Result<usize, XptError> 
     Ok(count)
 }
 
-/// Decodes every variable, spreading the columns over the available cores (each column is an
-/// independent strided pass over the same bytes, so no coordination is needed).
+/// Rows decoded per block: a block of observations stays in cache while every column of the
+/// share takes its values from it (column after column over the whole file would fetch each
+/// row from memory once per column).
+const BLOCK_ROWS: usize = 512;
+
+/// Decodes every variable. The columns are shared out over the available cores; each worker
+/// walks the observations in blocks and decodes its columns from each block.
 fn decode_columns(
     data: &[u8],
     row_length: usize,
@@ -376,71 +381,115 @@ fn decode_columns(
         .map_or(1, usize::from)
         .min(variables.len())
         .max(1);
-    if workers == 1 || row_count < 10_000 {
-        return variables
-            .into_iter()
-            .map(|variable| decode_column(data, row_length, row_count, variable))
-            .collect();
-    }
+    let column_count = variables.len();
     // Worker w takes variables w, w + workers, …: neighbouring variables have similar widths.
-    let mut slots: Vec<Option<Column>> = (0..variables.len()).map(|_| None).collect();
     let mut shares: Vec<Vec<(usize, Variable)>> = (0..workers).map(|_| Vec::new()).collect();
     for (index, variable) in variables.into_iter().enumerate() {
         shares[index % workers].push((index, variable));
     }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
+    let decode_share = |share: Vec<(usize, Variable)>| {
+        let mut decoders: Vec<(usize, Variable, ColumnDecoder)> = share
             .into_iter()
-            .map(|share| {
-                scope.spawn(move || {
-                    share
-                        .into_iter()
-                        .map(|(index, variable)| {
-                            (index, decode_column(data, row_length, row_count, variable))
-                        })
-                        .collect::<Vec<_>>()
-                })
+            .map(|(index, variable)| {
+                let decoder = ColumnDecoder::new(&variable, row_count);
+                (index, variable, decoder)
             })
             .collect();
-        for handle in handles {
-            for (index, column) in handle.join().expect("column decoding does not panic") {
+        for block_start in (0..row_count).step_by(BLOCK_ROWS) {
+            let block_end = (block_start + BLOCK_ROWS).min(row_count);
+            for (_, variable, decoder) in &mut decoders {
+                let (position, length) = (variable.position, variable.length);
+                for row in block_start..block_end {
+                    let start = row * row_length + position;
+                    decoder.push(&data[start..start + length]);
+                }
+            }
+        }
+        decoders
+            .into_iter()
+            .map(|(index, variable, decoder)| {
+                let column = Column {
+                    name: variable.name,
+                    label: variable.label,
+                    format: variable.format,
+                    data: decoder.finish(),
+                };
+                (index, column)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut slots: Vec<Option<Column>> = (0..column_count).map(|_| None).collect();
+    if workers == 1 || row_count < 10_000 {
+        for share in shares {
+            for (index, column) in decode_share(share) {
                 slots[index] = Some(column);
             }
         }
-    });
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .into_iter()
+                .map(|share| scope.spawn(|| decode_share(share)))
+                .collect();
+            for handle in handles {
+                for (index, column) in handle.join().expect("column decoding does not panic") {
+                    slots[index] = Some(column);
+                }
+            }
+        });
+    }
     slots
         .into_iter()
         .map(|slot| slot.expect("every column decoded"))
         .collect()
 }
 
-fn decode_column(data: &[u8], row_length: usize, row_count: usize, variable: Variable) -> Column {
-    let field = |row: usize| {
-        let start = row * row_length + variable.position;
-        &data[start..start + variable.length]
-    };
-    let data = if variable.numeric {
-        let mut values = NumericValues::with_capacity(row_count);
-        for row in 0..row_count {
-            values.push(ibm_to_numeric(field(row)));
-        }
-        ColumnData::Numeric(values)
-    } else {
-        let mut values = TextBuilder::with_capacity(row_count);
-        for row in 0..row_count {
-            match trimmed_text(field(row)) {
-                None => values.push_missing(),
-                Some(Ok(text)) => values.push(text),
-                Some(Err(latin1)) => values.push(&latin1),
+/// One column being decoded.
+enum ColumnDecoder<'a> {
+    Numeric(NumericValues),
+    Text {
+        values: TextBuilder,
+        /// The previous row's raw bytes: sorted ADaM data repeats a value over many rows, and
+        /// a field equal to the previous one gets its code without being trimmed or looked up.
+        previous: Option<&'a [u8]>,
+    },
+}
+
+impl<'a> ColumnDecoder<'a> {
+    fn new(variable: &Variable, rows: usize) -> Self {
+        if variable.numeric {
+            Self::Numeric(NumericValues::with_capacity(rows))
+        } else {
+            Self::Text {
+                values: TextBuilder::with_capacity(rows),
+                previous: None,
             }
         }
-        ColumnData::Character(values.finish())
-    };
-    Column {
-        name: variable.name,
-        label: variable.label,
-        format: variable.format,
-        data,
+    }
+
+    fn push(&mut self, raw: &'a [u8]) {
+        match self {
+            Self::Numeric(values) => values.push(ibm_to_numeric(raw)),
+            Self::Text { values, previous } => {
+                if *previous == Some(raw) {
+                    values.repeat_last();
+                    return;
+                }
+                *previous = Some(raw);
+                match trimmed_text(raw) {
+                    None => values.push_missing(),
+                    Some(Ok(text)) => values.push(text),
+                    Some(Err(latin1)) => values.push(&latin1),
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> ColumnData {
+        match self {
+            Self::Numeric(values) => ColumnData::Numeric(values),
+            Self::Text { values, .. } => ColumnData::Character(values.finish()),
+        }
     }
 }
 
@@ -464,8 +513,15 @@ fn text_field(bytes: &[u8]) -> Option<String> {
 /// to f64 once (round half to even) and scaled by an exact power of two, so the result is the
 /// correctly rounded double of the stored number.
 pub fn ibm_to_numeric(field: &[u8]) -> NumericCell {
-    let mut bytes = [0u8; 8];
-    bytes[..field.len()].copy_from_slice(field);
+    // Nearly every field is 8 bytes: take those with one load instead of a variable-length copy.
+    let bytes: [u8; 8] = match <[u8; 8]>::try_from(field) {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            let mut bytes = [0u8; 8];
+            bytes[..field.len()].copy_from_slice(field);
+            bytes
+        }
+    };
     if bytes[1..].iter().all(|&b| b == 0) {
         if let Some(missing) = SasMissing::from_marker(bytes[0]) {
             return NumericCell::Missing(missing);

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::{config::ServeConfig, http};
 
+pub mod bench;
 pub mod demo;
 pub mod profile;
 pub mod spec;
@@ -34,6 +35,12 @@ pub enum Command {
     Snapshot(spec::SnapshotArgs),
     /// Write the synthetic demo dataset (ADLB-like, generated from a fixed seed).
     DemoData(demo::DemoArgs),
+    /// Benchmarks that print figures (build with --release).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// One measured read + profile, run by `adamviz bench ingest` in a fresh process.
+    #[command(hide = true)]
+    BenchChild(bench::BenchChildArgs),
 }
 
 /// Options of `adamviz serve`.
@@ -63,6 +70,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Spec(command) => spec::run_spec(command),
         Command::Snapshot(args) => spec::run_snapshot(args),
         Command::DemoData(args) => demo::run(args),
+        Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
+        Command::BenchChild(args) => bench::run_child(args),
     }
 }
 

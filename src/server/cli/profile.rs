@@ -37,8 +37,8 @@ pub fn profile_file(
     path: &std::path::Path,
     low_n_threshold: usize,
 ) -> anyhow::Result<DatasetProfile> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
+    let bytes = crate::ingest::MappedFile::open(path)?;
+    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&*bytes).into());
     let table = read_dataset(&bytes).with_context(|| format!("cannot read {}", path.display()))?;
     Ok(profile_table(&table, content_hash, low_n_threshold))
 }

@@ -76,8 +76,8 @@ struct LoadedDataset {
 }
 
 fn load(path: &Path) -> anyhow::Result<LoadedDataset> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
+    let bytes = crate::ingest::MappedFile::open(path)?;
+    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&*bytes).into());
     let table = read_dataset(&bytes).with_context(|| format!("cannot read {}", path.display()))?;
     Ok(LoadedDataset {
         table,

@@ -1,0 +1,444 @@
+//! `adamviz bench ingest`: the data-in benchmark. In one run it measures, on a SAS XPORT file,
+//! a CSV of it and a generated copy ten times larger (as XPT and CSV): read + profile time and
+//! peak memory of adamviz, each in a fresh child process, against R's `haven::read_xpt` and
+//! `data.table::fread` timed inside R; and the throughput of the canonical snapshot hash against
+//! plain SHA-256 of the same bytes. It prints figures and the targets they are held to; it
+//! never fails because a target is missed.
+
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, Instant},
+};
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Subcommand};
+use sha2::{Digest, Sha256};
+
+use crate::{
+    domain::{digest::Sha256Digest, matcher::propose_draft, profile::DEFAULT_LOW_N_THRESHOLD},
+    ingest::{
+        confirm::confirm_spec,
+        csv::write_table_csv,
+        profile::profile_table,
+        read_dataset, read_dataset_file,
+        snapshot::{snapshot_hash, take_snapshot, write_canonical},
+        table::{Column, ColumnData, NumericValues, Table, TextBuilder},
+        xpt_writer::write_xpt,
+    },
+};
+
+/// `adamviz bench …`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Readers, profile and snapshot hash against R's haven and data.table.
+    Ingest(IngestBenchArgs),
+}
+
+/// Options of `adamviz bench ingest`.
+#[derive(Debug, Args)]
+pub struct IngestBenchArgs {
+    /// The SAS XPORT file to start from (the CSV and the larger copy are made from it).
+    #[arg(long, default_value = "../shared/data/adlbc.xpt")]
+    pub xpt: PathBuf,
+    /// How many times larger the generated copy is.
+    #[arg(long, default_value_t = 10)]
+    pub scale: usize,
+    /// Runs per measurement; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    /// Where the generated files go (default: a temporary directory, removed afterwards).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// The R front end.
+    #[arg(long, default_value = "Rscript")]
+    pub rscript: PathBuf,
+}
+
+/// The hidden child command: one measured read + profile in a fresh process.
+#[derive(Debug, Args)]
+pub struct BenchChildArgs {
+    /// The dataset.
+    pub file: PathBuf,
+}
+
+/// What one child measurement reports (one JSON line on stdout).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct ChildReport {
+    read_seconds: f64,
+    profile_seconds: f64,
+    peak_rss_bytes: u64,
+    rows: usize,
+}
+
+/// Peak resident set size of this process (`VmHWM`), in bytes.
+fn peak_rss_bytes() -> anyhow::Result<u64> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .context("no VmHWM in /proc/self/status")?;
+    let kib: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .context("VmHWM is not a number")?;
+    Ok(kib * 1024)
+}
+
+/// Runs `adamviz bench-child FILE`: reads (file bytes + parse) and profiles, timing each.
+pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let table = read_dataset_file(&args.file)?;
+    let read_seconds = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    // The content hash is computed while an upload streams in, not here.
+    let profile = profile_table(
+        &table,
+        Sha256Digest::from_bytes([0; 32]),
+        DEFAULT_LOW_N_THRESHOLD,
+    );
+    let profile_seconds = start.elapsed().as_secs_f64();
+    std::hint::black_box(&profile);
+    let report = ChildReport {
+        read_seconds,
+        profile_seconds,
+        peak_rss_bytes: peak_rss_bytes()?,
+        rows: table.row_count,
+    };
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+/// `repeats` fresh child processes reading and profiling `file`.
+fn measure_adamviz(file: &Path, repeats: usize) -> anyhow::Result<(f64, u64)> {
+    let exe = std::env::current_exe().context("locating the adamviz binary")?;
+    let mut totals = Vec::new();
+    let mut peak = 0;
+    for _ in 0..repeats {
+        let output = Command::new(&exe)
+            .arg("bench-child")
+            .arg(file)
+            .env("RUST_LOG", "warn")
+            .output()
+            .context("starting adamviz bench-child")?;
+        if !output.status.success() {
+            bail!(
+                "adamviz bench-child {} failed: {}",
+                file.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let report: ChildReport =
+            serde_json::from_slice(&output.stdout).context("reading the bench-child report")?;
+        totals.push(report.read_seconds + report.profile_seconds);
+        peak = peak.max(report.peak_rss_bytes);
+    }
+    Ok((median(totals), peak))
+}
+
+/// R's side: times `reader` on `file` `repeats` times inside one R process (after one untimed
+/// warm-up read), and reports the median, R's peak RSS and data.table's thread count.
+const R_TIMER: &str = r#"
+args <- commandArgs(trailingOnly = TRUE)
+reader <- args[[1]]; file <- args[[2]]; repeats <- as.integer(args[[3]])
+suppressPackageStartupMessages({
+  if (reader == "haven") library(haven) else library(data.table)
+})
+read_once <- function() {
+  if (reader == "haven") haven::read_xpt(file) else data.table::fread(file, showProgress = FALSE)
+}
+invisible(read_once())
+times <- numeric(repeats)
+for (i in seq_len(repeats)) {
+  invisible(gc())
+  started <- proc.time()[["elapsed"]]
+  d <- read_once()
+  times[i] <- proc.time()[["elapsed"]] - started
+  rm(d)
+}
+hwm <- grep("^VmHWM:", readLines("/proc/self/status"), value = TRUE)
+peak_kb <- as.numeric(gsub("[^0-9]", "", hwm))
+threads <- if (reader == "fread") data.table::getDTthreads() else 1L
+cat(sprintf("%.6f %.0f %d\n", median(times), peak_kb * 1024, threads))
+"#;
+
+struct RFigures {
+    median_seconds: f64,
+    peak_rss_bytes: f64,
+    threads: u32,
+}
+
+fn measure_r(
+    rscript: &Path,
+    reader: &str,
+    file: &Path,
+    repeats: usize,
+) -> anyhow::Result<RFigures> {
+    let output = Command::new(rscript)
+        .args(["--vanilla", "-e", R_TIMER, reader])
+        .arg(file)
+        .arg(repeats.to_string())
+        .output()
+        .with_context(|| format!("starting {}", rscript.display()))?;
+    if !output.status.success() {
+        bail!(
+            "R ({reader}) failed on {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let [seconds, peak, threads] = fields[..] else {
+        bail!("unexpected output from R: {text:?}");
+    };
+    Ok(RFigures {
+        median_seconds: seconds.parse()?,
+        peak_rss_bytes: peak.parse()?,
+        threads: threads.parse()?,
+    })
+}
+
+/// `table` repeated `scale` times; subject identifiers get a `-<copy>` suffix after the first
+/// copy, so the larger dataset has `scale` times the subjects rather than duplicate records.
+fn scaled_copy(table: &Table, scale: usize) -> Table {
+    let rows = table.row_count;
+    let subject_columns = ["USUBJID", "SUBJID"];
+    let columns = table
+        .columns
+        .iter()
+        .map(|column| {
+            let data = match &column.data {
+                ColumnData::Numeric(values) => {
+                    let mut out = NumericValues::with_capacity(rows * scale);
+                    for _ in 0..scale {
+                        values.iter().for_each(|cell| out.push(cell));
+                    }
+                    ColumnData::Numeric(out)
+                }
+                ColumnData::Character(values) => {
+                    let mut out = TextBuilder::with_capacity(rows * scale);
+                    let rename = subject_columns.contains(&column.name.as_str());
+                    for copy in 0..scale {
+                        for value in values.iter() {
+                            match value {
+                                Some(v) if rename && copy > 0 => out.push(&format!("{v}-{copy}")),
+                                other => out.push_option(other),
+                            }
+                        }
+                    }
+                    ColumnData::Character(out.finish())
+                }
+            };
+            Column {
+                name: column.name.clone(),
+                label: column.label.clone(),
+                format: column.format.clone(),
+                data,
+            }
+        })
+        .collect();
+    Table {
+        columns,
+        row_count: rows * scale,
+        ..table.clone_metadata()
+    }
+}
+
+fn write_csv_file(table: &Table, path: &Path) -> anyhow::Result<()> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    write_table_csv(table, std::io::BufWriter::new(file))?;
+    Ok(())
+}
+
+fn megabytes(bytes: f64) -> String {
+    format!("{:.1} MB", bytes / 1e6)
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+/// Hashes until at least a second has passed; returns bytes per second.
+fn throughput(bytes_per_call: usize, mut call: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while calls < 3 || start.elapsed() < Duration::from_secs(1) {
+        call();
+        calls += 1;
+    }
+    (bytes_per_call as f64 * calls as f64) / start.elapsed().as_secs_f64()
+}
+
+/// Runs `adamviz bench ingest`.
+pub fn run_ingest(args: IngestBenchArgs) -> anyhow::Result<()> {
+    if args.repeats == 0 || args.scale == 0 {
+        bail!("--repeats and --scale must be at least 1");
+    }
+    let temp;
+    let work_dir = match &args.work_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            dir.clone()
+        }
+        None => {
+            temp = tempfile::tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let mut out = String::new();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let build = if cfg!(debug_assertions) {
+        "DEBUG build: figures are not representative, use `cargo run --release`"
+    } else {
+        "release build"
+    };
+    writeln!(
+        out,
+        "adamviz data-in benchmark ({build}, {cores} cores; median of {} runs)",
+        args.repeats
+    )?;
+
+    // Inputs: the XPT, a CSV of it, and both formats of a larger copy.
+    let original =
+        std::fs::read(&args.xpt).with_context(|| format!("cannot read {}", args.xpt.display()))?;
+    let table =
+        read_dataset(&original).with_context(|| format!("cannot read {}", args.xpt.display()))?;
+    let stem = args
+        .xpt
+        .file_stem()
+        .map_or("data".into(), |s| s.to_string_lossy().into_owned());
+    let csv = work_dir.join(format!("{stem}.csv"));
+    write_csv_file(&table, &csv)?;
+    let big = scaled_copy(&table, args.scale);
+    let big_xpt = work_dir.join(format!("{stem}-x{}.xpt", args.scale));
+    std::fs::write(&big_xpt, write_xpt(&big))?;
+    let big_csv = work_dir.join(format!("{stem}-x{}.csv", args.scale));
+    write_csv_file(&big, &big_csv)?;
+    drop(original);
+
+    writeln!(
+        out,
+        "\n{:<22} {:>9} {:>9} | {:>12} {:>16} | {:<16} {:>9} {:>12} | {:>8}",
+        "input",
+        "size",
+        "records",
+        "adamviz",
+        "peak RSS",
+        "R reader",
+        "R time",
+        "R peak RSS",
+        "speed-up"
+    )?;
+    let inputs = [
+        (&args.xpt, "haven", "haven::read_xpt", 10.0, table.row_count),
+        (&csv, "fread", "data.table::fread", 1.0, table.row_count),
+        (&big_xpt, "haven", "haven::read_xpt", 10.0, big.row_count),
+        (&big_csv, "fread", "data.table::fread", 1.0, big.row_count),
+    ];
+    drop(big);
+    let mut targets = Vec::new();
+    let mut fread_threads = 0;
+    for (path, reader, reader_name, speed_target, rows) in inputs {
+        let size = std::fs::metadata(path)?.len() as f64;
+        let (seconds, peak) = measure_adamviz(path, args.repeats)?;
+        let r = measure_r(&args.rscript, reader, path, args.repeats)?;
+        if reader == "fread" {
+            fread_threads = r.threads;
+        }
+        let speed_up = r.median_seconds / seconds;
+        let memory_ratio = peak as f64 / size;
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        writeln!(
+            out,
+            "{:<22} {:>9} {:>9} | {:>10.3} s {:>8} ({:.1}×) | {:<16} {:>7.3} s {:>12} | {:>7.1}×",
+            name,
+            megabytes(size),
+            rows,
+            seconds,
+            megabytes(peak as f64),
+            memory_ratio,
+            reader_name,
+            r.median_seconds,
+            megabytes(r.peak_rss_bytes),
+            speed_up
+        )?;
+        targets.push(format!(
+            "{name}: read + profile {speed_up:.1}× faster than {reader_name} (target ≥ {speed_target}×: {}); peak memory {memory_ratio:.1}× the file (target ≤ 3×: {})",
+            verdict(speed_up >= speed_target),
+            verdict(memory_ratio <= 3.0)
+        ));
+    }
+    writeln!(
+        out,
+        "(adamviz: file read + parse + profile, each run a fresh process; R: the reader alone, timed inside R after a warm-up read; data.table used {fread_threads} thread(s))"
+    )?;
+
+    // Snapshot hashing, on the ALT snapshot of the larger copy.
+    let big_table = read_dataset(&std::fs::read(&big_xpt)?)?;
+    let content_hash = Sha256Digest::from_bytes(Sha256::digest(std::fs::read(&big_xpt)?).into());
+    let profile = profile_table(&big_table, content_hash, DEFAULT_LOW_N_THRESHOLD);
+    let (draft, _) = propose_draft("ALT over time by arm", &profile)?;
+    let spec = confirm_spec(&draft, &big_table, content_hash).map_err(|errors| {
+        anyhow::anyhow!(
+            "the ALT spec does not confirm on the larger copy: {}",
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })?;
+    let snapshot = take_snapshot(&spec, &big_table)?;
+    let mut canonical = Vec::new();
+    write_canonical(&snapshot, &mut canonical)?;
+    let canonical_rate = throughput(canonical.len(), || {
+        std::hint::black_box(snapshot_hash(std::hint::black_box(&snapshot)));
+    });
+    let raw_rate = throughput(canonical.len(), || {
+        std::hint::black_box(Sha256::digest(std::hint::black_box(&canonical)));
+    });
+    let ratio = canonical_rate / raw_rate;
+    writeln!(
+        out,
+        "\nsnapshot hash (ALT, {} records, {} canonical): canonical encoding + SHA-256 {:.0} MB/s; raw SHA-256 of the same bytes {:.0} MB/s; ratio {:.2}",
+        snapshot.rows.len(),
+        megabytes(canonical.len() as f64),
+        canonical_rate / 1e6,
+        raw_rate / 1e6,
+        ratio
+    )?;
+    targets.push(format!(
+        "snapshot hash throughput {ratio:.2}× raw SHA-256 (target ≥ 0.5×: {})",
+        verdict(ratio >= 0.5)
+    ));
+
+    writeln!(out, "\ntargets:")?;
+    for target in targets {
+        writeln!(out, "  {target}")?;
+    }
+    print!("{out}");
+    Ok(())
+}
