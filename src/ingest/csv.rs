@@ -92,26 +92,15 @@ pub enum CsvError {
     },
 }
 
-impl CsvError {
-    /// The same error with its line moved down by `lines` (for a chunk that starts there).
-    fn lines_shifted(self, lines: usize) -> Self {
-        match self {
-            Self::RaggedRow {
-                line,
-                expected,
-                found,
-            } => Self::RaggedRow {
-                line: line + lines,
-                expected,
-                found,
-            },
-            Self::Syntax { line, detail } => Self::Syntax {
-                line: line + lines,
-                detail,
-            },
-            other => other,
-        }
+/// The 1-based line of the record that starts at `record_start`. The csv reader puts a record's
+/// start just after the previous record's end, which for CRLF line ends (and after blank lines)
+/// is on the previous line: line breaks are skipped first, so the line is the one an editor shows.
+fn record_line(body: &[u8], record_start: usize) -> usize {
+    let mut at = record_start.min(body.len());
+    while at < body.len() && matches!(body[at], b'\r' | b'\n') {
+        at += 1;
     }
+    line_of(body, at)
 }
 
 /// 1-based line of `byte_offset` in `bytes`.
@@ -282,14 +271,11 @@ fn read_records(
         None
     };
     let Some(split) = split else {
-        return Ok((read_chunk(body, true, width)?, None));
+        return Ok((read_chunk(body, 0..body.len(), width)?, None));
     };
     let (first, second) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| read_chunk(&body[..split], true, width));
-        let second = read_chunk(&body[split..], false, width).map_err(|err| {
-            // Its lines count from the split; only an error needs them counted from the top.
-            err.lines_shifted(memchr::memchr_iter(b'\n', &body[..split]).count())
-        });
+        let first = scope.spawn(|| read_chunk(body, 0..split, width));
+        let second = read_chunk(body, split..body.len(), width);
         (
             first.join().expect("reading CSV records does not panic"),
             second,
@@ -343,13 +329,22 @@ fn map_in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -
 /// Records read before the remaining ones are estimated.
 const SAMPLE_RECORDS: usize = 256;
 
-/// Reads the records of one chunk; error lines count from the chunk's start.
-fn read_chunk(chunk: &[u8], has_header: bool, width: usize) -> Result<Vec<TextBuilder>, CsvError> {
+/// Reads the records in `range` of `body` (the header row too when the range starts at 0).
+fn read_chunk(
+    body: &[u8],
+    range: std::ops::Range<usize>,
+    width: usize,
+) -> Result<Vec<TextBuilder>, CsvError> {
+    let start = range.start;
+    let chunk = &body[range];
     let mut reader = ::csv::ReaderBuilder::new()
-        .has_headers(has_header)
+        .has_headers(start == 0)
         .flexible(true)
         .from_reader(chunk);
-    let line_of = |record: &::csv::ByteRecord| record.position().map_or(0, |p| p.line() as usize);
+    let line_at = |position: Option<&::csv::Position>| {
+        record_line(body, start + position.map_or(0, |p| p.byte() as usize))
+    };
+    let line_of = |record: &::csv::ByteRecord| line_at(record.position());
     let mut cells: Vec<TextBuilder> = (0..width).map(|_| TextBuilder::default()).collect();
     let mut record = ::csv::ByteRecord::new();
     let mut records = 0usize;
@@ -367,7 +362,7 @@ fn read_chunk(chunk: &[u8], has_header: bool, width: usize) -> Result<Vec<TextBu
         let more = reader
             .read_byte_record(&mut record)
             .map_err(|err| CsvError::Syntax {
-                line: err.position().map_or(0, |p| p.line() as usize),
+                line: line_at(err.position()),
                 detail: err.to_string(),
             })?;
         if !more {
@@ -444,7 +439,7 @@ fn line_of_row(body: &[u8], row: usize) -> usize {
             return 0;
         }
     }
-    record.position().map_or(0, |p| p.line() as usize)
+    record_line(body, record.position().map_or(0, |p| p.byte() as usize))
 }
 
 /// Numeric when every non-empty cell is a number (and at least one is); text otherwise. Each
