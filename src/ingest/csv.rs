@@ -222,7 +222,10 @@ fn read_valid_csv(body: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvEr
     }
     // 3. The records. Every cell is interned as text first: a column's distinct values are
     // then typed once each, instead of parsing every cell as a number.
-    let (first, second) = read_records(body, header.len(), parallel_min_bytes)?;
+    // Where the header record ends (the reader skips blank lines before it): a split of the
+    // file must come after it.
+    let header_end = header_reader.position().byte() as usize;
+    let (first, second) = read_records(body, header.len(), header_end, parallel_min_bytes)?;
     let row_count = first.first().map_or(0, TextBuilder::len)
         + second
             .as_ref()
@@ -262,11 +265,12 @@ fn read_valid_csv(body: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvEr
 fn read_records(
     body: &[u8],
     width: usize,
+    header_end: usize,
     parallel_min_bytes: usize,
 ) -> Result<(Vec<TextBuilder>, Option<Vec<TextBuilder>>), CsvError> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let split = if body.len() >= parallel_min_bytes && cores > 1 {
-        record_start_near_middle(body)
+        record_start_near_middle(body, header_end)
     } else {
         None
     };
@@ -390,13 +394,15 @@ fn read_chunk(
     Ok(cells)
 }
 
-/// The start of a record near the middle of `body`: just after the first line break past the
-/// middle that is not inside a quoted field. Quoting follows the reader's rules: a quote opens a
+/// The start of a record near the middle of `body` (and not before `header_end`): just after the
+/// first line break past that point that is not inside a quoted field. Quoting follows the reader's rules: a quote opens a
 /// quoted field only at the start of a field, `""` inside one is a quote, and any other quote
 /// ends it. Only quote characters are examined, so this costs little more than finding them.
-fn record_start_near_middle(body: &[u8]) -> Option<usize> {
-    let first_line_end = memchr::memchr(b'\n', body)?;
-    let middle = (body.len() / 2).max(first_line_end + 1);
+fn record_start_near_middle(body: &[u8], header_end: usize) -> Option<usize> {
+    let middle = (body.len() / 2).max(header_end);
+    if middle >= body.len() {
+        return None;
+    }
     let mut candidate = middle + memchr::memchr(b'\n', &body[middle..])?;
     let mut quotes = memchr::memchr_iter(b'"', body).peekable();
     let mut in_quotes = false;
