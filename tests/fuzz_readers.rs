@@ -8,6 +8,8 @@
 //!
 //! Inputs found by such runs that once failed are kept below as named regression tests.
 
+#![cfg(feature = "ssr")]
+
 use adamviz::ingest::{
     csv::{read_csv_with, write_table_csv, CsvError},
     demo::generate_demo_table,
