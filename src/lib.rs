@@ -3,7 +3,7 @@
 //!
 //! Where things live: `app` is the HTML shell and the one list of pages; `ui/` holds the pages and
 //! components; `domain/` holds pure types shared with the browser;
-//! `ingest/` (ssr) reads uploads; `store/` (ssr) keeps them; `server/` (ssr) is the axum
+//! `ingest/` (ssr) reads uploads; `compiler/` (ssr) turns confirmed specs into R scripts; `runner/` (ssr) runs them in a sandboxed R; `store/` (ssr) keeps them; `server/` (ssr) is the axum
 //! wiring, the CLI and the configuration.
 
 pub mod app;
@@ -11,7 +11,11 @@ pub mod domain;
 pub mod ui;
 
 #[cfg(feature = "ssr")]
+pub mod compiler;
+#[cfg(feature = "ssr")]
 pub mod ingest;
+#[cfg(feature = "ssr")]
+pub mod runner;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]

@@ -9,6 +9,7 @@ use super::{config::ServeConfig, http};
 
 pub mod bench;
 pub mod demo;
+pub mod execute;
 pub mod profile;
 pub mod spec;
 
@@ -35,6 +36,10 @@ pub enum Command {
     Snapshot(spec::SnapshotArgs),
     /// Write the synthetic demo dataset (ADLB-like, generated from a fixed seed).
     DemoData(demo::DemoArgs),
+    /// Print or write the R script of a confirmed spec.
+    Compile(execute::CompileArgs),
+    /// Compile, snapshot and run a confirmed spec in the sandboxed R runner (no store).
+    Execute(execute::ExecuteArgs),
     /// Benchmarks that print figures (build with --release).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -70,6 +75,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Spec(command) => spec::run_spec(command),
         Command::Snapshot(args) => spec::run_snapshot(args),
         Command::DemoData(args) => demo::run(args),
+        Command::Compile(args) => execute::run_compile(args),
+        Command::Execute(args) => execute::run_execute(args).await,
         Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
         Command::BenchChild(args) => bench::run_child(args),
     }

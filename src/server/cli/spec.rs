@@ -70,12 +70,12 @@ struct DraftOutput<'a> {
 }
 
 /// A dataset read from disk, with its content hash.
-struct LoadedDataset {
-    table: Table,
-    content_hash: Sha256Digest,
+pub(crate) struct LoadedDataset {
+    pub(crate) table: Table,
+    pub(crate) content_hash: Sha256Digest,
 }
 
-fn load(path: &Path) -> anyhow::Result<LoadedDataset> {
+pub(crate) fn load(path: &Path) -> anyhow::Result<LoadedDataset> {
     let bytes = crate::ingest::MappedFile::open(path)?;
     let content_hash = Sha256Digest::from_bytes(Sha256::digest(&*bytes).into());
     let table = read_dataset(&bytes).with_context(|| format!("cannot read {}", path.display()))?;
@@ -94,7 +94,7 @@ fn profile(dataset: &LoadedDataset) -> DatasetProfile {
 }
 
 /// Reads a spec file: a bare spec, or an object with a `spec` member (the output of `spec draft`).
-fn read_spec(path: &Path) -> anyhow::Result<PlotSpec> {
+pub(crate) fn read_spec(path: &Path) -> anyhow::Result<PlotSpec> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let value: serde_json::Value =
