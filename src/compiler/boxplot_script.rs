@@ -457,6 +457,7 @@ fn statistics_function() -> Vec<RStatement> {
                             named("version", string("boxplot-statistics-v1")),
                             named("spec_hash", field("spec", &["spec_hash"])),
                             named("snapshot_hash", field("spec", &["snapshot_hash"])),
+                            named("question", field("spec", &["question"])),
                             named("title", field("spec", &["title"])),
                             named("parameter", field("spec", &["parameter"])),
                             named("treatment_column", field("spec", &["treatment", "column"])),
