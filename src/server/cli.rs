@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use super::{config::ServeConfig, http};
 
 pub mod bench;
+pub mod bench_execute;
 pub mod demo;
 pub mod execute;
 pub mod profile;
@@ -78,6 +79,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compile(args) => execute::run_compile(args),
         Command::Execute(args) => execute::run_execute(args).await,
         Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
+        Command::Bench(bench::BenchCommand::Execute(args)) => {
+            bench_execute::run_execute_bench(args).await
+        }
         Command::BenchChild(args) => bench::run_child(args),
     }
 }

@@ -34,6 +34,8 @@ use crate::{
 pub enum BenchCommand {
     /// Readers, profile and snapshot hash against R's haven and data.table.
     Ingest(IngestBenchArgs),
+    /// Governed execution (with and without a warm pool) against a bare Rscript run.
+    Execute(super::bench_execute::ExecuteBenchArgs),
 }
 
 /// Options of `adamviz bench ingest`.
