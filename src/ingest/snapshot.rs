@@ -363,6 +363,10 @@ fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::R
     // once into `encoded`; its cells copy that encoding.
     let mut encoded: Vec<u8> = Vec::new();
     let mut encoding_of: FxHashMap<*const u8, (usize, usize)> = FxHashMap::default();
+    // Rows are sorted by treatment and visit, so a column's value is usually the one of the
+    // row before: remembering it per column saves most of the map look-ups.
+    let mut previous: Vec<(*const u8, usize, usize)> =
+        vec![(std::ptr::null(), 0, 0); snapshot.columns.len()];
     for (i, row) in snapshot.rows.iter().enumerate() {
         buf.extend_from_slice(if i > 0 { b",[" } else { b"[" });
         for (j, value) in row.iter().enumerate() {
@@ -371,11 +375,22 @@ fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::R
             }
             match value {
                 SnapshotValue::Text(text) => {
-                    let (start, end) = *encoding_of.entry(text.as_ptr()).or_insert_with(|| {
-                        let start = encoded.len();
-                        push_json_string(&mut encoded, text);
-                        (start, encoded.len())
-                    });
+                    let key = text.as_ptr();
+                    let last = previous.get_mut(j);
+                    let (start, end) = match last {
+                        Some(&mut (ptr, start, end)) if ptr == key => (start, end),
+                        _ => {
+                            let (start, end) = *encoding_of.entry(key).or_insert_with(|| {
+                                let start = encoded.len();
+                                push_json_string(&mut encoded, text);
+                                (start, encoded.len())
+                            });
+                            if let Some(last) = previous.get_mut(j) {
+                                *last = (key, start, end);
+                            }
+                            (start, end)
+                        }
+                    };
                     buf.extend_from_slice(&encoded[start..end]);
                 }
                 SnapshotValue::Number(number) => push_number(&mut buf, *number),
@@ -406,14 +421,60 @@ impl Write for HashWriter {
     }
 }
 
+/// Hands chunks to a hashing thread, and takes back emptied buffers to reuse.
+struct PipeSink {
+    full: std::sync::mpsc::SyncSender<Vec<u8>>,
+    empty: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl ChunkSink for PipeSink {
+    fn take(&mut self, chunk: &mut Vec<u8>) -> std::io::Result<()> {
+        let spare = self
+            .empty
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK + 1024));
+        let full = std::mem::replace(chunk, spare);
+        self.full
+            .send(full)
+            .map_err(|_| std::io::Error::other("the hashing thread stopped"))
+    }
+}
+
+/// Below this many rows the snapshot is encoded and hashed on one thread: starting a second
+/// costs more than it saves.
+const PIPELINE_MIN_ROWS: usize = 4_096;
+
 /// The snapshot hash: SHA-256 of the canonical encoding, streamed in chunks (never held whole).
 ///
-/// Encoding and hashing run on one thread: handing chunks to a second thread was measured to
-/// cost more than it saved at snapshot sizes (about a megabyte), on a 2-core machine.
+/// Encoding costs about as much as SHA-256 itself, so for snapshots of some size the two run
+/// as a pipeline on two threads: this one encodes 64 KiB chunks, a scoped thread hashes them.
 pub fn snapshot_hash(snapshot: &Snapshot) -> Sha256Digest {
-    let mut hasher = HashWriter(Sha256::new());
-    write_canonical(snapshot, &mut hasher).expect("hashing never fails");
-    Sha256Digest::from_bytes(hasher.0.finalize().into())
+    if snapshot.rows.len() < PIPELINE_MIN_ROWS {
+        let mut hasher = HashWriter(Sha256::new());
+        write_canonical(snapshot, &mut hasher).expect("hashing never fails");
+        return Sha256Digest::from_bytes(hasher.0.finalize().into());
+    }
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let hasher = scope.spawn(move || {
+            let mut hasher = Sha256::new();
+            for mut chunk in full_rx {
+                hasher.update(&chunk);
+                chunk.clear();
+                // The encoder may have finished; then the buffer is simply dropped.
+                let _ = empty_tx.send(chunk);
+            }
+            hasher.finalize()
+        });
+        let mut sink = PipeSink {
+            full: full_tx,
+            empty: empty_rx,
+        };
+        encode_canonical(snapshot, &mut sink).expect("the hashing thread runs to the end");
+        drop(sink);
+        Sha256Digest::from_bytes(hasher.join().expect("hashing never panics").into())
+    })
 }
 
 /// Writes the snapshot as CSV for R: a header of column names, every text value quoted (`"`
