@@ -53,8 +53,51 @@ fn demo_xpt() -> Vec<u8> {
     write_xpt(&table)
 }
 
+/// The records of `bytes` as the `csv` crate reads them (the reference the reader's own line
+/// splitter must agree with): header and data records, fields as raw bytes.
+fn reference_records(bytes: &[u8]) -> Option<(Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>)> {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(body);
+    let header = reader.byte_headers().ok()?.iter().map(<[u8]>::to_vec).collect();
+    let mut records = Vec::new();
+    for record in reader.byte_records() {
+        records.push(record.ok()?.iter().map(<[u8]>::to_vec).collect());
+    }
+    Some((header, records))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_reader_splits_records_and_fields_as_the_csv_crate_does(bytes in csv_like()) {
+        let Some((header, records)) = reference_records(&bytes) else {
+            return Ok(());
+        };
+        match read_csv_with(&bytes, usize::MAX) {
+            Ok(table) => {
+                prop_assert_eq!(table.columns.len(), header.len());
+                prop_assert_eq!(table.row_count, records.len());
+                for (index, column) in table.columns.iter().enumerate() {
+                    if let ColumnData::Character(values) = &column.data {
+                        for (row, record) in records.iter().enumerate() {
+                            let expected = std::str::from_utf8(&record[index]).unwrap();
+                            let expected = (!expected.is_empty()).then_some(expected);
+                            prop_assert_eq!(values.get(row), expected, "row {} column {}", row, index);
+                        }
+                    }
+                }
+            }
+            Err(CsvError::RaggedRow { expected, found, .. }) => {
+                prop_assert_eq!(expected, header.len());
+                prop_assert!(records.iter().any(|r| r.len() == found), "no record has {} fields", found);
+            }
+            Err(_) => {}
+        }
+    }
 
     #[test]
     fn any_bytes_give_a_table_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {

@@ -570,9 +570,14 @@ mod tests {
         assert_eq!(print_expr(&difference).unwrap(), "a - (a + b)");
         let range = binary(BinaryOp::Range, number(-1.0), integer(3));
         assert_eq!(print_expr(&range).unwrap(), "-1:3L");
+        // `!` binds less tightly than `==` in R: no parentheses needed one way, needed the other.
         assert_eq!(
             print_expr(&not(binary(BinaryOp::Equal, name("a"), number(0.1)))).unwrap(),
-            "!(a == 0.1)"
+            "!a == 0.1"
+        );
+        assert_eq!(
+            print_expr(&binary(BinaryOp::Equal, not(name("a")), name("b"))).unwrap(),
+            "(!a) == b"
         );
     }
 
@@ -583,7 +588,7 @@ mod tests {
         };
         assert_eq!(
             print_script(&script).unwrap(),
-            "# one\n# system(\"x\")\n# \\u202etwo\n"
+            "# one\n# system(\"x\")\n# \\u{202e}two\n"
         );
     }
 

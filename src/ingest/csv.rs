@@ -275,11 +275,11 @@ fn read_records(
         None
     };
     let Some(split) = split else {
-        return Ok((read_chunk(body, 0..body.len(), width)?, None));
+        return Ok((read_chunk(body, 0..body.len(), width, header_end)?, None));
     };
     let (first, second) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| read_chunk(body, 0..split, width));
-        let second = read_chunk(body, split..body.len(), width);
+        let first = scope.spawn(|| read_chunk(body, 0..split, width, header_end));
+        let second = read_chunk(body, split..body.len(), width, header_end);
         (
             first.join().expect("reading CSV records does not panic"),
             second,
@@ -333,62 +333,189 @@ fn map_in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -
 /// Records read before the remaining ones are estimated.
 const SAMPLE_RECORDS: usize = 256;
 
-/// Reads the records in `range` of `body` (the header row too when the range starts at 0).
+/// Appends one field to its column; a row wider than the header only counts its fields.
+fn push_field(
+    cells: &mut [TextBuilder],
+    column: usize,
+    field: &[u8],
+    body: &[u8],
+    record_start: usize,
+) -> Result<(), CsvError> {
+    let Some(cell) = cells.get_mut(column) else {
+        return Ok(());
+    };
+    if field.is_empty() {
+        cell.push_missing();
+        Ok(())
+    } else {
+        // `read_csv` turns this into the precise UTF-8 error.
+        cell.push_utf8(field).map_err(|_| CsvError::Syntax {
+            line: record_line(body, record_start),
+            detail: "a field is not UTF-8".to_owned(),
+        })
+    }
+}
+
+/// Splits a line that has quotes, when every quote is a plain one: a field that starts with
+/// `"` and ends with `"` right before a comma or the line's end, with no `"` inside. Returns
+/// false (and the caller uses the full parser) for a line without quotes, or with doubled
+/// quotes, a quoted line break or a quote elsewhere.
+fn split_quoted_line(line: &[u8], spans: &mut Vec<(usize, usize)>) -> bool {
+    spans.clear();
+    if memchr::memchr(b'"', line).is_none() {
+        return false;
+    }
+    let mut at = 0;
+    loop {
+        if line.get(at) == Some(&b'"') {
+            let Some(close) = memchr::memchr(b'"', &line[at + 1..]).map(|i| at + 1 + i) else {
+                return false;
+            };
+            spans.push((at + 1, close));
+            match line.get(close + 1) {
+                None => return true,
+                Some(b',') => at = close + 2,
+                Some(_) => return false,
+            }
+        } else {
+            let stop = memchr::memchr2(b',', b'"', &line[at..]).map(|i| at + i);
+            match stop {
+                None => {
+                    spans.push((at, line.len()));
+                    return true;
+                }
+                Some(comma) if line[comma] == b',' => {
+                    spans.push((at, comma));
+                    at = comma + 1;
+                }
+                Some(_) => return false,
+            }
+        }
+        if at == line.len() {
+            // A trailing comma: one more, empty field.
+            spans.push((at, at));
+            return true;
+        }
+    }
+}
+
+/// Reads one record of `input` with the csv state machine; returns the bytes consumed and the
+/// number of fields (0 when only line breaks were left). The fields are in `output`, ending at
+/// the offsets in `ends`.
+fn read_one_record(
+    core: &mut csv_core::Reader,
+    input: &[u8],
+    output: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+) -> (usize, usize) {
+    let (mut read, mut written, mut ended) = (0, 0, 0);
+    loop {
+        let (result, nin, nout, nend) =
+            core.read_record(&input[read..], &mut output[written..], &mut ends[ended..]);
+        read += nin;
+        written += nout;
+        ended += nend;
+        match result {
+            // The whole rest of the chunk was given: an empty slice next says "end of input".
+            csv_core::ReadRecordResult::InputEmpty => {}
+            csv_core::ReadRecordResult::OutputFull => output.resize(output.len() * 2, 0),
+            csv_core::ReadRecordResult::OutputEndsFull => ends.resize(ends.len() * 2, 0),
+            csv_core::ReadRecordResult::Record => return (read, ended),
+            csv_core::ReadRecordResult::End => return (read, 0),
+        }
+    }
+}
+
+/// Reads the records in `range` of `body` (records start at `header_end` at the earliest).
+///
+/// A line without quotes or stray carriage returns (nearly every line of an ADaM export) is
+/// split at its commas directly; any other record goes through the csv state machine
+/// (`csv-core`, the parser of the `csv` crate), which also handles quoted line breaks. Both
+/// follow the same rules: `\n`, `\r\n` and a lone `\r` end a record, blank lines are skipped.
 fn read_chunk(
     body: &[u8],
     range: std::ops::Range<usize>,
     width: usize,
+    header_end: usize,
 ) -> Result<Vec<TextBuilder>, CsvError> {
-    let start = range.start;
-    let chunk = &body[range];
-    let mut reader = ::csv::ReaderBuilder::new()
-        .has_headers(start == 0)
-        .flexible(true)
-        .from_reader(chunk);
-    let line_at = |position: Option<&::csv::Position>| {
-        record_line(body, start + position.map_or(0, |p| p.byte() as usize))
-    };
-    let line_of = |record: &::csv::ByteRecord| line_at(record.position());
+    let begin = range.start.max(header_end);
+    let end = range.end;
     let mut cells: Vec<TextBuilder> = (0..width).map(|_| TextBuilder::default()).collect();
-    let mut record = ::csv::ByteRecord::new();
+    let mut core = csv_core::Reader::new();
+    let mut output = vec![0u8; 4096];
+    let mut ends = vec![0usize; width.max(1) + 1];
     let mut records = 0usize;
-    loop {
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(width + 1);
+    let mut at = begin;
+    while at < end {
         // Once the first records show how long a record is, room for all of them is made at
         // once, instead of the code vectors growing (and being copied) step by step.
         if records == SAMPLE_RECORDS {
-            let per_record = reader.position().byte() as f64 / SAMPLE_RECORDS as f64;
-            let expected = (chunk.len() as f64 / per_record.max(1.0) * 1.05) as usize;
+            let per_record = (at - begin) as f64 / SAMPLE_RECORDS as f64;
+            let expected = ((end - begin) as f64 / per_record.max(1.0) * 1.05) as usize;
             for column in &mut cells {
                 column.reserve(expected.saturating_sub(records));
             }
         }
-        records += 1;
-        let more = reader
-            .read_byte_record(&mut record)
-            .map_err(|err| CsvError::Syntax {
-                line: line_at(err.position()),
-                detail: err.to_string(),
-            })?;
-        if !more {
-            break;
-        }
-        if record.len() != width {
-            return Err(CsvError::RaggedRow {
-                line: line_of(&record),
-                expected: width,
-                found: record.len(),
-            });
-        }
-        for (column, cell) in cells.iter_mut().zip(record.iter()) {
-            if cell.is_empty() {
-                column.push_missing();
-            } else {
-                // `read_csv` turns this into the precise UTF-8 error.
-                column.push_utf8(cell).map_err(|_| CsvError::Syntax {
-                    line: line_of(&record),
-                    detail: "a field is not UTF-8".to_owned(),
-                })?;
+        let rest = &body[at..end];
+        let line_length = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let line = &rest[..line_length];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let simple_quotes = if memchr::memchr(b'\r', line).is_none() {
+            split_quoted_line(line, &mut spans)
+        } else {
+            false
+        };
+        let found = if simple_quotes {
+            for (column, &(from, to)) in spans.iter().enumerate() {
+                push_field(&mut cells, column, &line[from..to], body, at)?;
             }
+            let record_start = at;
+            at += line_length + 1;
+            (record_start, spans.len())
+        } else if memchr::memchr2(b'"', b'\r', line).is_none() {
+            if line.is_empty() {
+                at += line_length + 1;
+                continue;
+            }
+            let mut column = 0;
+            let mut field_start = 0;
+            for comma in memchr::memchr_iter(b',', line) {
+                push_field(&mut cells, column, &line[field_start..comma], body, at)?;
+                column += 1;
+                field_start = comma + 1;
+            }
+            push_field(&mut cells, column, &line[field_start..], body, at)?;
+            let record_start = at;
+            at += line_length + 1;
+            (record_start, column + 1)
+        } else {
+            let (consumed, count) = read_one_record(&mut core, rest, &mut output, &mut ends);
+            let record_start = at;
+            at += consumed.max(1);
+            if count == 0 {
+                continue;
+            }
+            let mut field_start = 0;
+            for (column, &field_end) in ends[..count].iter().enumerate() {
+                push_field(
+                    &mut cells,
+                    column,
+                    &output[field_start..field_end],
+                    body,
+                    record_start,
+                )?;
+                field_start = field_end;
+            }
+            (record_start, count)
+        };
+        records += 1;
+        if found.1 != width {
+            return Err(CsvError::RaggedRow {
+                line: record_line(body, found.0),
+                expected: width,
+                found: found.1,
+            });
         }
     }
     Ok(cells)
