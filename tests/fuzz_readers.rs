@@ -61,7 +61,12 @@ fn reference_records(bytes: &[u8]) -> Option<(Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>)> 
         .has_headers(true)
         .flexible(true)
         .from_reader(body);
-    let header = reader.byte_headers().ok()?.iter().map(<[u8]>::to_vec).collect();
+    let header = reader
+        .byte_headers()
+        .ok()?
+        .iter()
+        .map(<[u8]>::to_vec)
+        .collect();
     let mut records = Vec::new();
     for record in reader.byte_records() {
         records.push(record.ok()?.iter().map(<[u8]>::to_vec).collect());
