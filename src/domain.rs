@@ -6,3 +6,4 @@ pub mod digest;
 pub mod matcher;
 pub mod profile;
 pub mod spec;
+pub mod statistics;

@@ -22,6 +22,8 @@ pub mod server;
 pub mod service;
 #[cfg(feature = "ssr")]
 pub mod store;
+#[cfg(feature = "ssr")]
+pub mod verify;
 
 /// Browser entry point: attaches the reactive system to the server-rendered page.
 #[cfg(feature = "hydrate")]

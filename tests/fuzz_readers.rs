@@ -53,9 +53,12 @@ fn demo_xpt() -> Vec<u8> {
     write_xpt(&table)
 }
 
+/// The fields of one record, as raw bytes.
+type Fields = Vec<Vec<u8>>;
+
 /// The records of `bytes` as the `csv` crate reads them (the reference the reader's own line
 /// splitter must agree with): header and data records, fields as raw bytes.
-fn reference_records(bytes: &[u8]) -> Option<(Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>)> {
+fn reference_records(bytes: &[u8]) -> Option<(Fields, Vec<Fields>)> {
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut reader = ::csv::ReaderBuilder::new()
         .has_headers(true)

@@ -8,9 +8,13 @@ mod r_fixtures;
 
 use std::path::Path;
 
+use std::sync::Arc;
+
 use adamviz::{
     domain::spec::{LowNAction, YScale},
+    ingest::snapshot::SnapshotValue,
     runner::{RunStatus, Runner},
+    verify::independent_statistics::{compare_with_r, compute_cell_statistics},
 };
 use proptest::prelude::*;
 use r_fixtures::*;
@@ -216,6 +220,50 @@ proptest! {
                 i += 1;
             }
         }
+        let ours = compute_cell_statistics(&spec, &snapshot_from(&texts)).unwrap();
+        let differences = compare_with_r(&ours, &statistics["cells"]);
+        prop_assert!(differences.is_empty(), "{:?}", differences);
+    }
+
+    // adamviz's own statistics (the verifier's double programming) against R's on values of
+    // every magnitude, ties, signed zeros and missing values.
+    #[test]
+    fn adamviz_computes_the_statistics_r_reports(
+        values in proptest::collection::vec(
+            proptest::option::weighted(0.9, prop_oneof![
+                -1e6..1e6f64,
+                Just(0.0), Just(-0.0), Just(1e300), Just(-1e-300), Just(0.1), Just(7.0),
+            ]),
+            30..120,
+        ),
+    ) {
+        let texts = SpecTexts::plain();
+        let spec = spec_from(&texts, YScale::Fixed, LowNAction::Annotate);
+        let mut snapshot = snapshot_from(&texts);
+        let mut values = values.into_iter().cycle();
+        for row in &mut snapshot.rows {
+            row[3] = match values.next().unwrap() {
+                Some(v) => SnapshotValue::Number(v),
+                None => SnapshotValue::Missing,
+            };
+        }
+        // A few more records per cell, so that quartiles interpolate.
+        let extra: Vec<_> = snapshot.rows.iter().take(12).cloned().map(|mut row| {
+            row[0] = SnapshotValue::Text(Arc::from("EXTRA"));
+            row
+        }).collect();
+        snapshot.rows.extend(extra);
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let runner = Runner::new(test_config(dir.path()));
+        let (_, request) = compiled(&spec, snapshot.clone());
+        let result = runtime.block_on(runner.run(request));
+        prop_assert_eq!(result.status, RunStatus::Succeeded, "{:?}\n{}", result.failure, result.stderr.text);
+        let statistics: serde_json::Value =
+            serde_json::from_slice(&result.output("statistics.json").unwrap().bytes).unwrap();
+        let ours = compute_cell_statistics(&spec, &snapshot).unwrap();
+        let differences = compare_with_r(&ours, &statistics["cells"]);
+        prop_assert!(differences.is_empty(), "{:?}", differences);
     }
 }
 
@@ -258,6 +306,13 @@ fn a_detached_run_of_the_pilot_alt_script_equals_the_governed_run() {
     assert_eq!(cells[0]["n_subjects"], 86);
     assert_eq!(cells[19]["visit"], "Week 26");
     assert_eq!(cells[19]["n_subjects"], 25);
+    // adamviz's own statistics agree with R's to 1e-9.
+    let (spec, _) = pilot_alt();
+    let ours = compute_cell_statistics(spec, &pilot.snapshot).unwrap();
+    assert_eq!(
+        compare_with_r(&ours, &governed_statistics["cells"]),
+        Vec::<String>::new()
+    );
     // Same R, same device, same fonts: the same PNG, byte for byte.
     let detached_png = std::fs::read(detached_dir.join("out/plot.png")).unwrap();
     let governed_png = &governed.output("plot.png").unwrap().bytes;

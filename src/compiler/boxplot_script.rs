@@ -920,7 +920,8 @@ fn json_number_function() -> Vec<RStatement> {
     vec![
         comment(
             "A double as JSON text that reads back to the same double: the shortest of 15, 16\n\
-             and 17 significant digits that round-trips; missing as null.",
+             and 17 significant digits that round-trips; missing (and NaN) as null; JSON has no\n\
+             infinities, so they are the strings \"Inf\" and \"-Inf\".",
         ),
         assign(
             "boxplot_json_number",
@@ -930,6 +931,18 @@ fn json_number_function() -> Vec<RStatement> {
                     expr(if_else(
                         call_positional("is.na", vec![name("x")]),
                         call_positional("return", vec![as_json(string("null"))]),
+                        None,
+                    )),
+                    expr(if_else(
+                        call_positional("is.infinite", vec![name("x")]),
+                        call_positional(
+                            "return",
+                            vec![as_json(if_else(
+                                binary(BinaryOp::Greater, name("x"), integer(0)),
+                                string("\"Inf\""),
+                                Some(string("\"-Inf\"")),
+                            ))],
+                        ),
                         None,
                     )),
                     assign("candidates", candidates),

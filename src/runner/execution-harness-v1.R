@@ -48,8 +48,10 @@ statistics <- get("boxplot_analysis", envir = script_env)
 artifact <- get("boxplot_artifact", envir = script_env)
 
 # Statistics as JSON with every double written so that it reads back to the same double.
+# JSON has no infinities: they are written as the strings "Inf" and "-Inf" (NaN is missing).
 harness_json_number <- function(x) {
   if (is.na(x)) return(structure("null", class = "json"))
+  if (is.infinite(x)) return(structure(if (x > 0) "\"Inf\"" else "\"-Inf\"", class = "json"))
   candidates <- sprintf("%.*g", 15:17, x)
   structure(candidates[as.numeric(candidates) == x][[1L]], class = "json")
 }
