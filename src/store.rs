@@ -1,4 +1,7 @@
-//! Storage (ssr only): the content-addressed object store under the data directory. The SQLite
-//! repository joins it here.
+//! Storage (ssr only): the content-addressed object store under the data directory
+//! (`objects`), the SQLite database with its migrations (`db`), and the append-only evidence
+//! ledger in it (`ledger`).
 
+pub mod db;
+pub mod ledger;
 pub mod objects;

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod bench_execute;
 pub mod demo;
 pub mod execute;
+pub mod ledger;
 pub mod profile;
 pub mod spec;
 
@@ -41,6 +42,9 @@ pub enum Command {
     Compile(execute::CompileArgs),
     /// Compile, snapshot and run a confirmed spec in the sandboxed R runner (no store).
     Execute(execute::ExecuteArgs),
+    /// The evidence ledger.
+    #[command(subcommand)]
+    Ledger(ledger::LedgerCommand),
     /// Benchmarks that print figures (build with --release).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -78,6 +82,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DemoData(args) => demo::run(args),
         Command::Compile(args) => execute::run_compile(args),
         Command::Execute(args) => execute::run_execute(args).await,
+        Command::Ledger(command) => ledger::run(command),
         Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
         Command::Bench(bench::BenchCommand::Execute(args)) => {
             bench_execute::run_execute_bench(args).await

@@ -1,0 +1,192 @@
+//! The SQLite database under the data directory (`adamviz.sqlite3`), through an r2d2 pool of
+//! rusqlite connections, each in WAL mode with foreign keys on and a busy timeout. Schema
+//! migrations (`store/migrations/*.sql`, compiled in) are applied at open in one transaction
+//! each and recorded with their SHA-256; a migration that fails, or one already applied whose
+//! text has since changed, stops the open with an error naming it.
+//!
+//! Database work never runs on the async executor: [`Database::call`] moves it to a blocking
+//! thread.
+
+use std::path::{Path, PathBuf};
+
+use r2d2_sqlite::SqliteConnectionManager;
+use sha2::{Digest, Sha256};
+
+/// The migrations, in order: (version, name, SQL).
+const MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "evidence_ledger",
+    include_str!("migrations/0001_evidence_ledger.sql"),
+)];
+
+/// File name of the database inside the data directory.
+pub const DATABASE_FILE: &str = "adamviz.sqlite3";
+
+/// Why the database could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseError {
+    /// SQLite refused an operation.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// No connection could be taken from the pool.
+    #[error("no database connection available: {0}")]
+    Pool(#[from] r2d2::Error),
+    /// A migration failed; the database is left at the previous version.
+    #[error("migration {version} ({name}) failed: {source}")]
+    Migration {
+        /// Its version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// An applied migration's text differs from the one compiled in.
+    #[error("migration {version} ({name}) was applied with SHA-256 {applied} but this build's text hashes to {built}; refusing to open a database of another schema")]
+    MigrationChanged {
+        /// Its version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+        /// The recorded hash.
+        applied: String,
+        /// This build's hash.
+        built: String,
+    },
+    /// The database is newer than this build.
+    #[error(
+        "the database has migration {version}, which this build does not know; use a newer adamviz"
+    )]
+    UnknownMigration {
+        /// The unknown version.
+        version: i64,
+    },
+    /// The blocking task failed.
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+/// The database: a pool of connections to one SQLite file.
+#[derive(Clone)]
+pub struct Database {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Database {
+    /// Opens (creating if needed) `<data_dir>/adamviz.sqlite3` and applies the migrations.
+    pub fn open_in(data_dir: &Path) -> Result<Self, DatabaseError> {
+        Self::open(&data_dir.join(DATABASE_FILE))
+    }
+
+    /// Opens (creating if needed) the database file at `path` and applies the migrations.
+    pub fn open(path: &Path) -> Result<Self, DatabaseError> {
+        let manager = SqliteConnectionManager::file(path).with_init(|connection| {
+            connection.busy_timeout(std::time::Duration::from_secs(5))?;
+            connection.pragma_update(None, "journal_mode", "WAL")?;
+            connection.pragma_update(None, "foreign_keys", "ON")?;
+            connection.pragma_update(None, "synchronous", "FULL")?;
+            Ok(())
+        });
+        let pool = r2d2::Pool::builder().max_size(8).build(manager)?;
+        let database = Self {
+            pool,
+            path: path.to_path_buf(),
+        };
+        database.migrate()?;
+        Ok(database)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A connection from the pool (blocking code only).
+    pub fn connection(
+        &self,
+    ) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, DatabaseError> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `work` with a connection on a blocking thread.
+    pub async fn call<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, DatabaseError> + Send + 'static,
+    ) -> Result<T, DatabaseError> {
+        let database = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut connection = database.connection()?;
+            work(&mut connection)
+        })
+        .await
+        .map_err(|e| DatabaseError::Task(e.to_string()))?
+    }
+
+    fn migrate(&self) -> Result<(), DatabaseError> {
+        let mut connection = self.connection()?;
+        connection.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    INTEGER PRIMARY KEY,
+                name       TEXT NOT NULL,
+                sha256     TEXT NOT NULL,
+                applied_at TEXT NOT NULL
+            );",
+        )?;
+        let applied: Vec<(i64, String)> = {
+            let mut statement = connection
+                .prepare("SELECT version, sha256 FROM schema_migrations ORDER BY version")?;
+            let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        for (version, recorded) in &applied {
+            let Some((_, name, sql)) = MIGRATIONS.iter().find(|(v, _, _)| v == version) else {
+                return Err(DatabaseError::UnknownMigration { version: *version });
+            };
+            let built = hex::encode(Sha256::digest(sql.as_bytes()));
+            if &built != recorded {
+                return Err(DatabaseError::MigrationChanged {
+                    version: *version,
+                    name,
+                    applied: recorded.clone(),
+                    built,
+                });
+            }
+        }
+        for (version, name, sql) in MIGRATIONS {
+            if applied.iter().any(|(v, _)| v == version) {
+                continue;
+            }
+            let failed = |source| DatabaseError::Migration {
+                version: *version,
+                name,
+                source,
+            };
+            let transaction = connection.transaction().map_err(failed)?;
+            transaction.execute_batch(sql).map_err(failed)?;
+            transaction
+                .execute(
+                    "INSERT INTO schema_migrations (version, name, sha256, applied_at)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![
+                        version,
+                        name,
+                        hex::encode(Sha256::digest(sql.as_bytes())),
+                        crate::store::ledger::utc_now()
+                    ],
+                )
+                .map_err(failed)?;
+            transaction.commit().map_err(failed)?;
+        }
+        Ok(())
+    }
+}
