@@ -276,3 +276,19 @@ fn migrations_apply_once_and_a_changed_or_unknown_one_stops_the_open() {
         "{error}"
     );
 }
+
+#[test]
+fn connections_use_wal_foreign_keys_and_a_busy_timeout() {
+    let (_dir, database) = ledger_with(0);
+    let connection = database.connection().unwrap();
+    let mode: String = connection
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    let foreign_keys: i64 = connection
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
+    let timeout: i64 = connection
+        .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((mode.as_str(), foreign_keys, timeout), ("wal", 1, 5000));
+}

@@ -9,6 +9,7 @@ use super::{config::ServeConfig, http};
 
 pub mod bench;
 pub mod bench_execute;
+pub mod bench_ledger;
 pub mod demo;
 pub mod execute;
 pub mod ledger;
@@ -84,6 +85,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Execute(args) => execute::run_execute(args).await,
         Command::Ledger(command) => ledger::run(command),
         Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
+        Command::Bench(bench::BenchCommand::Ledger(args)) => bench_ledger::run_ledger_bench(args),
         Command::Bench(bench::BenchCommand::Execute(args)) => {
             bench_execute::run_execute_bench(args).await
         }

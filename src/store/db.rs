@@ -92,12 +92,16 @@ impl Database {
     pub fn open(path: &Path) -> Result<Self, DatabaseError> {
         let manager = SqliteConnectionManager::file(path).with_init(|connection| {
             connection.busy_timeout(std::time::Duration::from_secs(5))?;
-            connection.pragma_update(None, "journal_mode", "WAL")?;
             connection.pragma_update(None, "foreign_keys", "ON")?;
             connection.pragma_update(None, "synchronous", "FULL")?;
             Ok(())
         });
-        let pool = r2d2::Pool::builder().max_size(8).build(manager)?;
+        // Connections are opened on demand: one opening in the background while another holds
+        // the write lock would only log a lock error.
+        let pool = r2d2::Pool::builder()
+            .max_size(8)
+            .min_idle(Some(1))
+            .build(manager)?;
         let database = Self {
             pool,
             path: path.to_path_buf(),
@@ -134,6 +138,8 @@ impl Database {
 
     fn migrate(&self) -> Result<(), DatabaseError> {
         let mut connection = self.connection()?;
+        // WAL is a property of the file: set once, it holds for every later connection.
+        connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.execute_batch(
             "CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    INTEGER PRIMARY KEY,
