@@ -13,6 +13,8 @@ pub mod ui;
 #[cfg(feature = "ssr")]
 pub mod compiler;
 #[cfg(feature = "ssr")]
+pub mod evidence;
+#[cfg(feature = "ssr")]
 pub mod ingest;
 #[cfg(feature = "ssr")]
 pub mod runner;

@@ -77,6 +77,8 @@ pub fn router(state: AppState) -> Router {
 
 /// Binds the configured address and serves until SIGINT or SIGTERM, then drains open requests.
 pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    // A schema file that differs from this build's identity constants stops the server.
+    crate::evidence::schemas::check_schema_identities()?;
     let addr = config.leptos_options.site_addr;
     let state = AppState {
         leptos_options: config.leptos_options,

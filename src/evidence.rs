@@ -1,0 +1,8 @@
+//! Evidence records: typed, schema-checked, RFC 8785 canonical JSON with a SHA-256 self-hash
+//! and the hash of their predecessor. `schemas` holds the JSON Schemas (compiled in, with their
+//! identity constants); `record` the sealing and the two-step reading (parse → unverified,
+//! verify → [`record::Verified`]); one module per kind defines its Rust type.
+
+pub mod execution_request;
+pub mod record;
+pub mod schemas;

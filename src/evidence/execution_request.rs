@@ -1,0 +1,98 @@
+//! `execution_request` (schema `execution-request-v1`): what a governed execution is asked to
+//! run, by hash: the confirmed spec, the compiled script, the selected records (their stored
+//! CSV object and their canonical snapshot hash), the compiler and harness versions and the
+//! image size.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    record::EvidenceRecord,
+    schemas::{SchemaFile, EXECUTION_REQUEST_V1},
+};
+use crate::{
+    compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
+    domain::digest::Sha256Digest,
+    runner::HARNESS_VERSION,
+};
+
+/// The record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionRequest {
+    /// Always `execution_request`.
+    pub kind: String,
+    /// Always `execution-request-v1`.
+    pub schema_version: String,
+    /// The revision (`rev-` and 32 hex digits).
+    pub revision_id: String,
+    /// SHA-256 of the confirmed spec's canonical JSON.
+    pub spec_hash: Sha256Digest,
+    /// SHA-256 of the script bytes.
+    pub script_hash: Sha256Digest,
+    /// The stored snapshot CSV object.
+    pub snapshot_id: Sha256Digest,
+    /// The canonical snapshot hash.
+    pub snapshot_hash: Sha256Digest,
+    /// The compiler's version.
+    pub compiler_version: String,
+    /// The harness version.
+    pub harness_version: String,
+    /// PNG size.
+    pub image: ImageSize,
+    /// When it was requested (canonical UTC RFC 3339).
+    pub requested_at: String,
+    /// The predecessor's hash.
+    pub previous_hash: Sha256Digest,
+    /// The self-hash.
+    pub record_hash: Sha256Digest,
+}
+
+impl ExecutionRequest {
+    /// A request with the current compiler and harness versions, not yet sealed.
+    pub fn new(
+        revision_id: String,
+        spec_hash: Sha256Digest,
+        script_hash: Sha256Digest,
+        snapshot_id: Sha256Digest,
+        snapshot_hash: Sha256Digest,
+        image: ImageSize,
+        requested_at: String,
+    ) -> Self {
+        Self {
+            kind: Self::KIND.to_owned(),
+            schema_version: "execution-request-v1".to_owned(),
+            revision_id,
+            spec_hash,
+            script_hash,
+            snapshot_id,
+            snapshot_hash,
+            compiler_version: COMPILER_VERSION.to_owned(),
+            harness_version: HARNESS_VERSION.to_owned(),
+            image,
+            requested_at,
+            previous_hash: Sha256Digest::from_bytes([0; 32]),
+            record_hash: Sha256Digest::from_bytes([0; 32]),
+        }
+    }
+}
+
+impl EvidenceRecord for ExecutionRequest {
+    const KIND: &'static str = "execution_request";
+
+    fn schema() -> &'static SchemaFile {
+        &EXECUTION_REQUEST_V1
+    }
+
+    fn previous_hash(&self) -> &Sha256Digest {
+        &self.previous_hash
+    }
+
+    fn record_hash(&self) -> &Sha256Digest {
+        &self.record_hash
+    }
+
+    fn set_hashes(&mut self, previous: Sha256Digest, record: Sha256Digest) {
+        self.previous_hash = previous;
+        self.record_hash = record;
+    }
+}

@@ -1,0 +1,204 @@
+//! Sealing and reading evidence records. A record is written only through [`seal`], which sets
+//! its predecessor's hash and its self-hash (SHA-256 of its canonical JSON without
+//! `record_hash`) and then reads the record back from its own canonical bytes through the same
+//! verification as any stored record. Reading is two steps: [`Unverified::parse`] (JSON only),
+//! then [`Unverified::verify`], the only way to obtain a [`Verified`] record, which the rest of
+//! the code takes.
+
+use serde::{de::DeserializeOwned, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::schemas::{compiled, SchemaFile, SchemaIdentityError};
+use crate::domain::digest::Sha256Digest;
+
+/// A kind of evidence record.
+pub trait EvidenceRecord: Serialize + DeserializeOwned {
+    /// The `kind` field's value.
+    const KIND: &'static str;
+    /// Its JSON Schema.
+    fn schema() -> &'static SchemaFile;
+    /// The predecessor's hash it carries.
+    fn previous_hash(&self) -> &Sha256Digest;
+    /// The self-hash it carries.
+    fn record_hash(&self) -> &Sha256Digest;
+    /// Sets both hashes (sealing only).
+    fn set_hashes(&mut self, previous: Sha256Digest, record: Sha256Digest);
+}
+
+/// Why a record was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceError {
+    /// Not JSON.
+    #[error("the record is not JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The record breaks its schema; every violation, as `JSON path: message`.
+    #[error("the {kind} record breaks its schema {schema}: {}", violations.join("; "))]
+    Schema {
+        /// The kind.
+        kind: &'static str,
+        /// The schema file.
+        schema: &'static str,
+        /// The violations.
+        violations: Vec<String>,
+    },
+    /// Valid against the schema but not the Rust type (should not happen: a schema bug).
+    #[error("the {kind} record does not fit its type: {source}")]
+    Type {
+        /// The kind.
+        kind: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The bytes are not the record's canonical form.
+    #[error("the {kind} record is not in canonical (RFC 8785) form")]
+    NotCanonical {
+        /// The kind.
+        kind: &'static str,
+    },
+    /// The self-hash does not match.
+    #[error("the {kind} record's content hashes to {actual}, but it says {claimed}")]
+    SelfHash {
+        /// The kind.
+        kind: &'static str,
+        /// What it says.
+        claimed: Sha256Digest,
+        /// What it hashes to.
+        actual: Sha256Digest,
+    },
+    /// The record does not follow the expected predecessor.
+    #[error("the {kind} record names {claimed} as its predecessor, expected {expected}")]
+    Chain {
+        /// The kind.
+        kind: &'static str,
+        /// What it names.
+        claimed: Sha256Digest,
+        /// The expected predecessor.
+        expected: Sha256Digest,
+    },
+    /// The schema itself is unusable.
+    #[error(transparent)]
+    SchemaIdentity(#[from] SchemaIdentityError),
+}
+
+/// A record that has passed verification. Only [`Unverified::verify`] makes one (and
+/// [`seal`], through it); it has no `Deserialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verified<T> {
+    record: T,
+    canonical: Vec<u8>,
+}
+
+impl<T: EvidenceRecord> Verified<T> {
+    /// The record.
+    pub fn record(&self) -> &T {
+        &self.record
+    }
+
+    /// Its canonical bytes (what is stored and hashed).
+    pub fn canonical(&self) -> &[u8] {
+        &self.canonical
+    }
+
+    /// Its self-hash.
+    pub fn record_hash(&self) -> &Sha256Digest {
+        self.record.record_hash()
+    }
+}
+
+/// A record read from bytes, not yet checked.
+#[derive(Debug, Clone)]
+pub struct Unverified<T> {
+    value: serde_json::Value,
+    bytes: Vec<u8>,
+    kind: std::marker::PhantomData<T>,
+}
+
+fn hash_without_record_hash(value: &serde_json::Value) -> Result<Sha256Digest, serde_json::Error> {
+    let mut value = value.clone();
+    if let Some(object) = value.as_object_mut() {
+        object.remove("record_hash");
+    }
+    Ok(Sha256Digest::from_bytes(
+        Sha256::digest(serde_jcs::to_vec(&value)?).into(),
+    ))
+}
+
+impl<T: EvidenceRecord> Unverified<T> {
+    /// Parses `bytes` as JSON; nothing else is checked yet.
+    pub fn parse(bytes: &[u8]) -> Result<Self, EvidenceError> {
+        let value = serde_json::from_slice(bytes).map_err(EvidenceError::Json)?;
+        Ok(Self {
+            value,
+            bytes: bytes.to_vec(),
+            kind: std::marker::PhantomData,
+        })
+    }
+
+    /// Verifies the record as the successor of `expected_previous`, in order:
+    /// 1. the JSON Schema of its kind (every violation reported);
+    /// 2. its Rust type (unknown fields refused);
+    /// 3. the bytes are its canonical form;
+    /// 4. its self-hash matches its content;
+    /// 5. it names `expected_previous` as its predecessor.
+    pub fn verify(self, expected_previous: &Sha256Digest) -> Result<Verified<T>, EvidenceError> {
+        // 1. Schema.
+        let schema = T::schema();
+        let validator = compiled(schema)?;
+        let violations: Vec<String> = validator
+            .iter_errors(&self.value)
+            .map(|error| format!("{}: {error}", error.instance_path()))
+            .collect();
+        if !violations.is_empty() {
+            return Err(EvidenceError::Schema {
+                kind: T::KIND,
+                schema: schema.file,
+                violations,
+            });
+        }
+        // 2. Type.
+        let record: T =
+            serde_json::from_value(self.value.clone()).map_err(|source| EvidenceError::Type {
+                kind: T::KIND,
+                source,
+            })?;
+        // 3. Canonical form.
+        let canonical = serde_jcs::to_vec(&self.value).map_err(EvidenceError::Json)?;
+        if canonical != self.bytes {
+            return Err(EvidenceError::NotCanonical { kind: T::KIND });
+        }
+        // 4. Self-hash.
+        let actual = hash_without_record_hash(&self.value).map_err(EvidenceError::Json)?;
+        if &actual != record.record_hash() {
+            return Err(EvidenceError::SelfHash {
+                kind: T::KIND,
+                claimed: *record.record_hash(),
+                actual,
+            });
+        }
+        // 5. Chain.
+        if record.previous_hash() != expected_previous {
+            return Err(EvidenceError::Chain {
+                kind: T::KIND,
+                claimed: *record.previous_hash(),
+                expected: *expected_previous,
+            });
+        }
+        Ok(Verified { record, canonical })
+    }
+}
+
+/// Seals `record` as the successor of `previous`: sets the hashes, writes the canonical bytes,
+/// and reads the record back from them through [`Unverified::verify`] (so a record that breaks
+/// its schema is never written).
+pub fn seal<T: EvidenceRecord>(
+    mut record: T,
+    previous: Sha256Digest,
+) -> Result<Verified<T>, EvidenceError> {
+    record.set_hashes(previous, Sha256Digest::from_bytes([0; 32]));
+    let value = serde_json::to_value(&record).map_err(EvidenceError::Json)?;
+    let hash = hash_without_record_hash(&value).map_err(EvidenceError::Json)?;
+    record.set_hashes(previous, hash);
+    let canonical = serde_jcs::to_vec(&record).map_err(EvidenceError::Json)?;
+    Unverified::<T>::parse(&canonical)?.verify(&previous)
+}

@@ -1,0 +1,172 @@
+//! Evidence records: schema identities, sealing, and a table of named attacks on a sealed
+//! record, each refused with its exact error.
+#![cfg(feature = "ssr")]
+
+use adamviz::{
+    compiler::ImageSize,
+    domain::digest::Sha256Digest,
+    evidence::{
+        execution_request::ExecutionRequest,
+        record::{seal, EvidenceError, Unverified},
+        schemas::{check_schema_identities, SchemaFile, SchemaIdentityError, EXECUTION_REQUEST_V1},
+    },
+};
+use serde_json::{json, Value};
+
+fn digest(byte: u8) -> Sha256Digest {
+    Sha256Digest::from_bytes([byte; 32])
+}
+
+fn request() -> ExecutionRequest {
+    ExecutionRequest::new(
+        format!("rev-{}", "0123456789abcdef".repeat(2)),
+        digest(1),
+        digest(2),
+        digest(3),
+        digest(4),
+        ImageSize::default(),
+        "2026-12-03T08:30:00.000000Z".to_owned(),
+    )
+}
+
+#[test]
+fn the_compiled_in_schema_identities_hold() {
+    check_schema_identities().unwrap();
+}
+
+#[test]
+fn a_changed_schema_file_is_refused_by_its_identity() {
+    let edited = SchemaFile {
+        raw: Box::leak(
+            EXECUTION_REQUEST_V1
+                .raw
+                .replace("version 1", "version 1 ")
+                .into_boxed_str(),
+        ),
+        ..EXECUTION_REQUEST_V1
+    };
+    assert!(matches!(
+        edited.check_identity(),
+        Err(SchemaIdentityError::RawChanged { .. })
+    ));
+    // Reformatted only: the raw hash changes, the canonical one would not; both are checked.
+    let reformatted = SchemaFile {
+        raw: Box::leak(
+            EXECUTION_REQUEST_V1
+                .raw
+                .replace("  ", "    ")
+                .into_boxed_str(),
+        ),
+        raw_sha256: "0000000000000000000000000000000000000000000000000000000000000000",
+        ..EXECUTION_REQUEST_V1
+    };
+    assert!(matches!(
+        reformatted.check_identity(),
+        Err(SchemaIdentityError::RawChanged { .. })
+    ));
+}
+
+#[test]
+fn a_sealed_record_reads_back_verified_from_its_bytes() {
+    let previous = digest(9);
+    let sealed = seal(request(), previous).unwrap();
+    assert_eq!(sealed.record().previous_hash, previous);
+    let again = Unverified::<ExecutionRequest>::parse(sealed.canonical())
+        .unwrap()
+        .verify(&previous)
+        .unwrap();
+    assert_eq!(again, sealed);
+    // The self-hash is the SHA-256 of the canonical form without record_hash.
+    let mut value: Value = serde_json::from_slice(sealed.canonical()).unwrap();
+    value.as_object_mut().unwrap().remove("record_hash");
+    let expected = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        serde_jcs::to_vec(&value).unwrap(),
+    ));
+    assert_eq!(sealed.record_hash().to_hex(), expected);
+}
+
+#[test]
+fn a_record_that_breaks_its_schema_is_never_sealed() {
+    let mut bad = request();
+    bad.revision_id = "revision 1".to_owned();
+    match seal(bad, digest(0)) {
+        Err(EvidenceError::Schema { violations, .. }) => {
+            assert!(
+                violations.iter().any(|v| v.starts_with("/revision_id")),
+                "{violations:?}"
+            )
+        }
+        other => panic!("expected a schema error, got {other:?}"),
+    }
+}
+
+/// Named attacks on the bytes of a sealed record and the error each must get.
+#[test]
+fn attacks_on_a_sealed_record_are_refused_with_their_exact_error() {
+    let previous = digest(9);
+    let sealed = seal(request(), previous).unwrap();
+    let original: Value = serde_json::from_slice(sealed.canonical()).unwrap();
+    let edit = |change: &dyn Fn(&mut Value)| {
+        let mut value = original.clone();
+        change(&mut value);
+        serde_jcs::to_vec(&value).unwrap()
+    };
+    type Check = fn(&EvidenceError) -> bool;
+    let attacks: Vec<(&str, Vec<u8>, Sha256Digest, Check)> = vec![
+        (
+            "change the script hash",
+            edit(&|v| v["script_hash"] = json!("ee".repeat(32))),
+            previous,
+            |e| matches!(e, EvidenceError::SelfHash { .. }),
+        ),
+        (
+            "add an unknown field",
+            edit(&|v| v["approved"] = json!(true)),
+            previous,
+            |e| matches!(e, EvidenceError::Schema { violations, .. } if violations.iter().any(|v| v.contains("approved"))),
+        ),
+        (
+            "drop a required field",
+            edit(&|v| {
+                v.as_object_mut().unwrap().remove("snapshot_hash");
+            }),
+            previous,
+            |e| matches!(e, EvidenceError::Schema { violations, .. } if violations.iter().any(|v| v.contains("snapshot_hash"))),
+        ),
+        (
+            "uppercase hex",
+            edit(&|v| v["spec_hash"] = json!("AB".repeat(32))),
+            previous,
+            |e| matches!(e, EvidenceError::Schema { violations, .. } if violations.iter().any(|v| v.starts_with("/spec_hash"))),
+        ),
+        (
+            "a local timestamp",
+            edit(&|v| v["requested_at"] = json!("2026-12-03T09:30:00+01:00")),
+            previous,
+            |e| matches!(e, EvidenceError::Schema { violations, .. } if violations.iter().any(|v| v.starts_with("/requested_at"))),
+        ),
+        (
+            "pretty-printed bytes",
+            serde_json::to_vec_pretty(&original).unwrap(),
+            previous,
+            |e| matches!(e, EvidenceError::NotCanonical { .. }),
+        ),
+        (
+            "replayed after another predecessor",
+            sealed.canonical().to_vec(),
+            digest(8),
+            |e| matches!(e, EvidenceError::Chain { .. }),
+        ),
+        ("not JSON", b"{\"kind\":".to_vec(), previous, |e| {
+            matches!(e, EvidenceError::Json(_))
+        }),
+    ];
+    for (name, bytes, expected_previous, check) in attacks {
+        let outcome = Unverified::<ExecutionRequest>::parse(&bytes)
+            .and_then(|unverified| unverified.verify(&expected_previous));
+        match outcome {
+            Ok(_) => panic!("{name}: accepted"),
+            Err(error) => assert!(check(&error), "{name}: wrong error {error}"),
+        }
+    }
+}
