@@ -36,6 +36,9 @@ pub const HARNESS_VERSION: &str = "execution-harness-v1";
 /// The harness itself (application-owned R code).
 pub const HARNESS_SOURCE: &str = include_str!("runner/execution-harness-v1.R");
 
+/// Schema version of [`RunResult`] as JSON.
+pub const RESULT_SCHEMA_VERSION: &str = "execution-result-v1";
+
 /// The files a successful run produces, in result order.
 pub const OUTPUT_FILES: [&str; 3] = ["statistics.json", "plot.png", "environment.json"];
 
@@ -173,6 +176,12 @@ pub enum RunFailure {
         /// The file.
         file: String,
     },
+    /// The statistics are not JSON.
+    #[error("statistics.json is not valid JSON: {message}")]
+    BadStatistics {
+        /// The parse error.
+        message: String,
+    },
     /// The environment record is not JSON.
     #[error("environment.json is not valid JSON: {message}")]
     BadEnvironmentRecord {
@@ -202,6 +211,8 @@ pub struct RunOutput {
 pub struct RunResult {
     /// The harness version that ran.
     pub harness_version: String,
+    /// Always `execution-result-v1` (schemas/execution-result-v1.schema.json).
+    pub schema_version: String,
     /// Succeeded or failed.
     pub status: RunStatus,
     /// Why it failed.
@@ -222,6 +233,10 @@ pub struct RunResult {
     pub outputs: Vec<RunOutput>,
     /// The environment record R wrote.
     pub environment: Option<serde_json::Value>,
+    /// SHA-256 of the canonical JSON of the statistics R wrote (what the verifier re-derives).
+    pub analytical_hash: Option<Sha256Digest>,
+    /// SHA-256 of the canonical JSON of the environment record.
+    pub environment_fingerprint: Option<Sha256Digest>,
     /// R's standard output, bounded.
     pub stdout: Diagnostics,
     /// R's standard error, bounded.
@@ -241,6 +256,7 @@ impl RunResult {
     ) -> Self {
         Self {
             harness_version: HARNESS_VERSION.to_owned(),
+            schema_version: RESULT_SCHEMA_VERSION.to_owned(),
             status: RunStatus::Failed,
             failure: Some(failure),
             script_hash,
@@ -251,6 +267,8 @@ impl RunResult {
             pooled: false,
             outputs: Vec::new(),
             environment: None,
+            analytical_hash: None,
+            environment_fingerprint: None,
             stdout: Diagnostics::default(),
             stderr: Diagnostics::default(),
             limits,
@@ -537,6 +555,7 @@ impl PreparedProcess {
         let stderr = self.stderr.await.unwrap_or_default();
         let mut result = RunResult {
             harness_version: HARNESS_VERSION.to_owned(),
+            schema_version: RESULT_SCHEMA_VERSION.to_owned(),
             status: RunStatus::Failed,
             failure: None,
             script_hash,
@@ -547,6 +566,8 @@ impl PreparedProcess {
             pooled: self.pooled,
             outputs: Vec::new(),
             environment: None,
+            analytical_hash: None,
+            environment_fingerprint: None,
             stdout,
             stderr,
             limits: self.limits,
@@ -594,8 +615,21 @@ async fn collect_outputs(work_dir: &Path, result: &mut RunResult) -> Result<(), 
         .map_err(|e| RunFailure::BadEnvironmentRecord {
         message: e.to_string(),
     })?;
+    result.environment_fingerprint = Some(canonical_hash(&environment));
     result.environment = Some(environment);
+    let statistics = result.output("statistics.json").map(|o| o.bytes.clone());
+    let statistics: serde_json::Value = serde_json::from_slice(&statistics.unwrap_or_default())
+        .map_err(|e| RunFailure::BadStatistics {
+            message: e.to_string(),
+        })?;
+    result.analytical_hash = Some(canonical_hash(&statistics));
     Ok(())
+}
+
+/// SHA-256 of the RFC 8785 canonical JSON of `value`.
+pub fn canonical_hash(value: &serde_json::Value) -> Sha256Digest {
+    let canonical = serde_jcs::to_vec(value).unwrap_or_default();
+    Sha256Digest::from_bytes(Sha256::digest(canonical).into())
 }
 
 fn signal_name(signal: i32) -> &'static str {

@@ -28,8 +28,27 @@ pub static EXECUTION_REQUEST_V1: SchemaFile = SchemaFile {
     canonical_sha256: "709d2bfd9412bc672dcfc6aef3c62f295d54f190c5d62956a8bb481d8a9911a9",
 };
 
+/// `schemas/execution-result-v1.schema.json` (the runner's result; not a ledger record).
+pub static EXECUTION_RESULT_V1: SchemaFile = SchemaFile {
+    file: "execution-result-v1.schema.json",
+    raw: include_str!("../../schemas/execution-result-v1.schema.json"),
+    raw_sha256: "67567c97ab578bfbe4d0eb948432ee75a841a3ae7edcf38d299af84fdd49be29",
+    canonical_sha256: "27f75655cc1aa6870b911695b123ddacc7f7dfe06ff090258065e430013a44fa",
+};
+
 /// Every schema adamviz knows.
-pub static ALL_SCHEMAS: [&SchemaFile; 1] = [&EXECUTION_REQUEST_V1];
+pub static ALL_SCHEMAS: [&SchemaFile; 2] = [&EXECUTION_REQUEST_V1, &EXECUTION_RESULT_V1];
+
+/// Every violation of `schema` by `value`, as `JSON path: message` (empty when valid).
+pub fn violations(
+    schema: &'static SchemaFile,
+    value: &serde_json::Value,
+) -> Result<Vec<String>, SchemaIdentityError> {
+    Ok(compiled(schema)?
+        .iter_errors(value)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect())
+}
 
 /// Why the schemas cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -109,10 +128,12 @@ pub fn check_schema_identities() -> Result<(), SchemaIdentityError> {
 pub fn compiled(
     schema: &'static SchemaFile,
 ) -> Result<&'static jsonschema::Validator, SchemaIdentityError> {
-    static EXECUTION_REQUEST: OnceLock<Result<jsonschema::Validator, SchemaIdentityError>> =
-        OnceLock::new();
+    type Slot = OnceLock<Result<jsonschema::Validator, SchemaIdentityError>>;
+    static EXECUTION_REQUEST: Slot = OnceLock::new();
+    static EXECUTION_RESULT: Slot = OnceLock::new();
     let cell = match schema.file {
         "execution-request-v1.schema.json" => &EXECUTION_REQUEST,
+        "execution-result-v1.schema.json" => &EXECUTION_RESULT,
         other => {
             return Err(SchemaIdentityError::Invalid {
                 file: schema.file,

@@ -1,0 +1,232 @@
+//! The verifier on a real governed run of the pilot ALT spec: the run passes every check, and
+//! a result with exactly one thing wrong fails exactly the check that establishes it.
+#![cfg(feature = "ssr")]
+
+#[path = "support/r_fixtures.rs"]
+mod r_fixtures;
+
+use adamviz::{
+    domain::digest::Sha256Digest,
+    evidence::{execution_request::ExecutionRequest, record::seal},
+    runner::{canonical_hash, RunResult, RunStatus, Runner},
+    verify::execution::{verify_execution_result, VerificationInput, CHECK_NAMES},
+};
+use r_fixtures::*;
+use sha2::{Digest, Sha256};
+
+fn sha256(bytes: &[u8]) -> Sha256Digest {
+    Sha256Digest::from_bytes(Sha256::digest(bytes).into())
+}
+
+fn set_output(result: &mut RunResult, name: &str, bytes: Vec<u8>) {
+    let output = result.outputs.iter_mut().find(|o| o.name == name).unwrap();
+    output.sha256 = sha256(&bytes);
+    output.size = bytes.len() as u64;
+    output.bytes = bytes;
+}
+
+/// Rewrites statistics.json through `change`, keeping the reported hashes consistent.
+fn edit_statistics(result: &mut RunResult, change: impl Fn(&mut serde_json::Value)) {
+    let mut statistics: serde_json::Value =
+        serde_json::from_slice(&result.output("statistics.json").unwrap().bytes).unwrap();
+    change(&mut statistics);
+    result.analytical_hash = Some(canonical_hash(&statistics));
+    set_output(
+        result,
+        "statistics.json",
+        serde_json::to_vec(&statistics).unwrap(),
+    );
+}
+
+fn png(width: u32, height: u32, varied: bool) -> Vec<u8> {
+    let image = image::RgbaImage::from_fn(width, height, |x, _| {
+        image::Rgba([if varied && x % 7 == 0 { 0 } else { 255 }, 255, 255, 255])
+    });
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut bytes, image::ImageFormat::Png).unwrap();
+    bytes.into_inner()
+}
+
+#[test]
+fn each_wrong_thing_fails_exactly_its_check() {
+    let (spec, pilot) = pilot_alt();
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let result = runtime.block_on(Runner::new(test_config(dir.path())).run(pilot.run_request()));
+    assert_eq!(
+        result.status,
+        RunStatus::Succeeded,
+        "{}",
+        result.stderr.text
+    );
+    let mut csv = Vec::new();
+    adamviz::ingest::snapshot::write_csv(&pilot.snapshot, &mut csv).unwrap();
+    let request = seal(
+        ExecutionRequest::new(
+            format!("rev-{}", "a1".repeat(16)),
+            pilot.script.spec_hash,
+            pilot.script.script_hash,
+            sha256(&csv),
+            pilot.snapshot_hash,
+            pilot.image,
+            "2026-12-03T08:40:00.000000Z".to_owned(),
+        ),
+        Sha256Digest::from_bytes([0; 32]),
+    )
+    .unwrap();
+    let input = VerificationInput {
+        request: &request,
+        spec,
+        snapshot: &pilot.snapshot,
+        script: &pilot.script.bytes,
+        result: &result,
+    };
+    let verification = verify_execution_result(&input);
+    assert!(verification.passed, "{verification:#?}");
+    let names: Vec<&str> = verification
+        .checks
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, CHECK_NAMES);
+
+    let other = Sha256Digest::from_bytes([0xee; 32]);
+    let mut other_spec = spec.clone();
+    other_spec.title.push_str(" (edited)");
+    type Mutation = Box<dyn Fn(&mut RunResult)>;
+    let cases: Vec<(&str, Mutation, &str)> = vec![
+        (
+            "result of another schema version",
+            Box::new(|r| r.schema_version = "execution-result-v0".into()),
+            "schema",
+        ),
+        (
+            "runner reports another script hash",
+            Box::new(move |r| r.script_hash = other),
+            "script_hash",
+        ),
+        (
+            "runner reports another snapshot hash",
+            Box::new(move |r| r.snapshot_hash = other),
+            "snapshot_hash",
+        ),
+        (
+            "over the wall-clock limit",
+            Box::new(|r| r.duration_ms = r.limits.wall_clock_ms + 1),
+            "runner_success",
+        ),
+        (
+            "statistics for another spec",
+            Box::new(|r| edit_statistics(r, |s| s["spec_hash"] = "ab".repeat(32).into())),
+            "result_manifest",
+        ),
+        (
+            "wrong analytical hash",
+            Box::new(move |r| r.analytical_hash = Some(other)),
+            "analytical_hash",
+        ),
+        (
+            "PNG hash that is not the bytes'",
+            Box::new(move |r| {
+                r.outputs
+                    .iter_mut()
+                    .find(|o| o.name == "plot.png")
+                    .unwrap()
+                    .sha256 = other
+            }),
+            "image_hash",
+        ),
+        (
+            "a blank PNG",
+            Box::new(|r| set_output(r, "plot.png", png(1200, 840, false))),
+            "image_hash",
+        ),
+        (
+            "a PNG of the wrong size",
+            Box::new(|r| set_output(r, "plot.png", png(600, 420, true))),
+            "image_hash",
+        ),
+        (
+            "bytes that are not PNG",
+            Box::new(|r| set_output(r, "plot.png", b"GIF89a".to_vec())),
+            "image_hash",
+        ),
+        (
+            "wrong environment fingerprint",
+            Box::new(move |r| r.environment_fingerprint = Some(other)),
+            "environment_fingerprint",
+        ),
+        (
+            "R's mean of one cell off by 1e-6",
+            Box::new(|r| {
+                edit_statistics(r, |s| {
+                    let mean = s["cells"][3]["mean"].as_f64().unwrap();
+                    s["cells"][3]["mean"] = (mean * (1.0 + 1e-6)).into();
+                })
+            }),
+            "independent_statistics",
+        ),
+        (
+            "R's low-N flag flipped",
+            Box::new(|r| {
+                edit_statistics(r, |s| {
+                    let low = s["cells"][29]["low_n"].as_bool().unwrap();
+                    s["cells"][29]["low_n"] = (!low).into();
+                })
+            }),
+            "independent_statistics",
+        ),
+    ];
+    for (name, mutate, check) in cases {
+        let mut wrong = result.clone();
+        mutate(&mut wrong);
+        let verification = verify_execution_result(&VerificationInput {
+            result: &wrong,
+            ..input
+        });
+        assert!(!verification.passed, "{name}: passed");
+        assert_eq!(
+            verification.failed,
+            [check],
+            "{name}: {:#?}",
+            verification.checks
+        );
+        let reason = verification
+            .checks
+            .iter()
+            .find(|c| c.name == check)
+            .unwrap()
+            .reason
+            .clone();
+        assert!(reason.is_some_and(|r| !r.is_empty()), "{name}: no reason");
+    }
+    // The spec that ran is not the one the request names.
+    let verification = verify_execution_result(&VerificationInput {
+        spec: &other_spec,
+        ..input
+    });
+    assert_eq!(
+        verification.failed,
+        ["script_provenance"],
+        "{:#?}",
+        verification.checks
+    );
+    // The script that ran is not the one compiled from the spec (and not the requested one).
+    let mut tampered = pilot.script.bytes.clone();
+    let at = tampered.iter().position(|&b| b == b'5').unwrap();
+    tampered[at] = b'6';
+    let verification = verify_execution_result(&VerificationInput {
+        script: &tampered,
+        ..input
+    });
+    assert_eq!(verification.failed, ["script_hash", "script_provenance"]);
+    // A failed run fails runner_success (and the checks that need its outputs).
+    let mut failed = result.clone();
+    failed.status = RunStatus::Failed;
+    failed.exit_code = Some(1);
+    let verification = verify_execution_result(&VerificationInput {
+        result: &failed,
+        ..input
+    });
+    assert!(!verification.passed && verification.failed.contains(&"runner_success".to_owned()));
+}
