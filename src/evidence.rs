@@ -4,5 +4,6 @@
 //! verify → [`record::Verified`]); one module per kind defines its Rust type.
 
 pub mod execution_request;
+pub mod execution_verification;
 pub mod record;
 pub mod schemas;

@@ -7,8 +7,12 @@ mod r_fixtures;
 
 use adamviz::{
     domain::digest::Sha256Digest,
-    evidence::{execution_request::ExecutionRequest, record::seal},
+    evidence::{
+        execution_request::ExecutionRequest, execution_verification::ExecutionVerificationRecord,
+        record::seal,
+    },
     runner::{canonical_hash, RunResult, RunStatus, Runner},
+    store::ledger::append_evidence,
     verify::execution::{verify_execution_result, VerificationInput, CHECK_NAMES},
 };
 use r_fixtures::*;
@@ -200,6 +204,60 @@ fn each_wrong_thing_fails_exactly_its_check() {
             .clone();
         assert!(reason.is_some_and(|r| !r.is_empty()), "{name}: no reason");
     }
+    // Both verdicts are recordable evidence, chained after the request in a real ledger.
+    let database_dir = tempfile::tempdir().unwrap();
+    let database = adamviz::store::db::Database::open_in(database_dir.path()).unwrap();
+    let mut connection = database.connection().unwrap();
+    let transaction = connection.transaction().unwrap();
+    let stored_request = append_evidence(&transaction, request.record().clone()).unwrap();
+    let failing = verify_execution_result(&VerificationInput {
+        result: &{
+            let mut r = result.clone();
+            r.analytical_hash = Some(other);
+            r
+        },
+        ..input
+    });
+    for verdict in [&verification, &failing] {
+        let record = ExecutionVerificationRecord::new(
+            format!("rev-{}", "a1".repeat(16)),
+            format!("att-{}", "b2".repeat(16)),
+            *stored_request.record_hash(),
+            verdict,
+            &result,
+            "2026-12-03T08:41:00.000000Z".to_owned(),
+        );
+        let stored = append_evidence(&transaction, record).unwrap();
+        assert_eq!(stored.record().passed, verdict.passed);
+    }
+    transaction.commit().unwrap();
+    let report = adamviz::store::ledger::verify_ledger(&connection).unwrap();
+    assert_eq!((report.records, report.first_break), (3, None));
+    // A verdict that claims to pass with a failed check is refused by its schema.
+    let mut forged = ExecutionVerificationRecord::new(
+        format!("rev-{}", "a1".repeat(16)),
+        format!("att-{}", "b2".repeat(16)),
+        *stored_request.record_hash(),
+        &failing,
+        &result,
+        "2026-12-03T08:42:00.000000Z".to_owned(),
+    );
+    forged.passed = true;
+    let transaction = connection.transaction().unwrap();
+    assert!(matches!(
+        append_evidence(&transaction, forged),
+        Err(adamviz::store::ledger::AppendEvidenceError::Evidence(
+            adamviz::evidence::record::EvidenceError::Schema { .. }
+        ))
+    ));
+    drop(transaction);
+    assert_eq!(
+        adamviz::store::ledger::verify_ledger(&connection)
+            .unwrap()
+            .records,
+        3
+    );
+
     // The spec that ran is not the one the request names.
     let verification = verify_execution_result(&VerificationInput {
         spec: &other_spec,

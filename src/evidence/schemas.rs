@@ -36,8 +36,20 @@ pub static EXECUTION_RESULT_V1: SchemaFile = SchemaFile {
     canonical_sha256: "27f75655cc1aa6870b911695b123ddacc7f7dfe06ff090258065e430013a44fa",
 };
 
+/// `schemas/execution-verification-v1.schema.json`.
+pub static EXECUTION_VERIFICATION_V1: SchemaFile = SchemaFile {
+    file: "execution-verification-v1.schema.json",
+    raw: include_str!("../../schemas/execution-verification-v1.schema.json"),
+    raw_sha256: "950c00c636ad457acf971b6db25403619d835b85e17a09523ce1b915100c9f5a",
+    canonical_sha256: "a82dac7b095301c11eb8d9cd23f70689b5d4ed8148c13e4d606990e221b6e929",
+};
+
 /// Every schema adamviz knows.
-pub static ALL_SCHEMAS: [&SchemaFile; 2] = [&EXECUTION_REQUEST_V1, &EXECUTION_RESULT_V1];
+pub static ALL_SCHEMAS: [&SchemaFile; 3] = [
+    &EXECUTION_REQUEST_V1,
+    &EXECUTION_RESULT_V1,
+    &EXECUTION_VERIFICATION_V1,
+];
 
 /// Every violation of `schema` by `value`, as `JSON path: message` (empty when valid).
 pub fn violations(
@@ -131,9 +143,11 @@ pub fn compiled(
     type Slot = OnceLock<Result<jsonschema::Validator, SchemaIdentityError>>;
     static EXECUTION_REQUEST: Slot = OnceLock::new();
     static EXECUTION_RESULT: Slot = OnceLock::new();
+    static EXECUTION_VERIFICATION: Slot = OnceLock::new();
     let cell = match schema.file {
         "execution-request-v1.schema.json" => &EXECUTION_REQUEST,
         "execution-result-v1.schema.json" => &EXECUTION_RESULT,
+        "execution-verification-v1.schema.json" => &EXECUTION_VERIFICATION,
         other => {
             return Err(SchemaIdentityError::Invalid {
                 file: schema.file,

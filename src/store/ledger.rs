@@ -94,6 +94,53 @@ pub fn append_record(
     })
 }
 
+/// Why a typed evidence record could not be appended.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendEvidenceError {
+    /// The record failed sealing (its schema, most likely); nothing was written.
+    #[error(transparent)]
+    Evidence(#[from] crate::evidence::record::EvidenceError),
+    /// The ledger's head is not a hash.
+    #[error("the ledger's last record hash {0:?} is not a SHA-256")]
+    BadHead(String),
+    /// SQLite refused the insert.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Seals `record` as the successor of the ledger's last record and appends it inside
+/// `transaction`; returns the verified record as stored.
+pub fn append_evidence<T: crate::evidence::record::EvidenceRecord>(
+    transaction: &rusqlite::Transaction<'_>,
+    record: T,
+) -> Result<crate::evidence::record::Verified<T>, AppendEvidenceError> {
+    let head: String = transaction
+        .query_row(
+            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .or_else(|error| match error {
+            rusqlite::Error::QueryReturnedNoRows => Ok(GENESIS_HASH.to_owned()),
+            other => Err(other),
+        })?;
+    let previous = crate::domain::digest::Sha256Digest::try_from(head.clone())
+        .map_err(|_| AppendEvidenceError::BadHead(head))?;
+    let sealed = crate::evidence::record::seal(record, previous)?;
+    transaction.execute(
+        "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        rusqlite::params![
+            T::KIND,
+            sealed.record_hash().to_hex(),
+            previous.to_hex(),
+            sealed.canonical(),
+            utc_now()
+        ],
+    )?;
+    Ok(sealed)
+}
+
 /// What is wrong with the first broken record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LedgerProblem {

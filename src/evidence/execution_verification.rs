@@ -1,0 +1,99 @@
+//! `execution_verification` (schema `execution-verification-v1`): the verifier's verdict on one
+//! attempt, recorded for either outcome: every named check with its outcome and reason, the
+//! failed names, and the output hashes the verdict is about.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    record::EvidenceRecord,
+    schemas::{SchemaFile, EXECUTION_VERIFICATION_V1},
+};
+use crate::{
+    domain::digest::Sha256Digest,
+    runner::RunResult,
+    verify::execution::{CheckResult, ExecutionVerification},
+};
+
+/// The record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionVerificationRecord {
+    /// Always `execution_verification`.
+    pub kind: String,
+    /// Always `execution-verification-v1`.
+    pub schema_version: String,
+    /// The revision.
+    pub revision_id: String,
+    /// The attempt (`att-` and 32 hex digits).
+    pub attempt_id: String,
+    /// The record hash of the execution request verified against.
+    pub request_hash: Sha256Digest,
+    /// Every check passed.
+    pub passed: bool,
+    /// Every check, in order.
+    pub checks: Vec<CheckResult>,
+    /// The failed names.
+    pub failed: Vec<String>,
+    /// The analytical hash the result reported (checked when passed).
+    pub analytical_hash: Option<Sha256Digest>,
+    /// The PNG's hash.
+    pub image_hash: Option<Sha256Digest>,
+    /// The environment fingerprint.
+    pub environment_fingerprint: Option<Sha256Digest>,
+    /// When it was verified.
+    pub verified_at: String,
+    /// The predecessor's hash.
+    pub previous_hash: Sha256Digest,
+    /// The self-hash.
+    pub record_hash: Sha256Digest,
+}
+
+impl ExecutionVerificationRecord {
+    /// The record of `verification` of `result`, not yet sealed.
+    pub fn new(
+        revision_id: String,
+        attempt_id: String,
+        request_hash: Sha256Digest,
+        verification: &ExecutionVerification,
+        result: &RunResult,
+        verified_at: String,
+    ) -> Self {
+        Self {
+            kind: Self::KIND.to_owned(),
+            schema_version: "execution-verification-v1".to_owned(),
+            revision_id,
+            attempt_id,
+            request_hash,
+            passed: verification.passed,
+            checks: verification.checks.clone(),
+            failed: verification.failed.clone(),
+            analytical_hash: result.analytical_hash,
+            image_hash: result.output("plot.png").map(|o| o.sha256),
+            environment_fingerprint: result.environment_fingerprint,
+            verified_at,
+            previous_hash: Sha256Digest::from_bytes([0; 32]),
+            record_hash: Sha256Digest::from_bytes([0; 32]),
+        }
+    }
+}
+
+impl EvidenceRecord for ExecutionVerificationRecord {
+    const KIND: &'static str = "execution_verification";
+
+    fn schema() -> &'static SchemaFile {
+        &EXECUTION_VERIFICATION_V1
+    }
+
+    fn previous_hash(&self) -> &Sha256Digest {
+        &self.previous_hash
+    }
+
+    fn record_hash(&self) -> &Sha256Digest {
+        &self.record_hash
+    }
+
+    fn set_hashes(&mut self, previous: Sha256Digest, record: Sha256Digest) {
+        self.previous_hash = previous;
+        self.record_hash = record;
+    }
+}
