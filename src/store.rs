@@ -1,7 +1,8 @@
 //! Storage (ssr only): the content-addressed object store under the data directory
 //! (`objects`), the SQLite database with its migrations (`db`), and the append-only evidence
-//! ledger in it (`ledger`).
+//! ledger in it (`ledger`), and the revisions, attempts and bundles (`repository`).
 
 pub mod db;
 pub mod ledger;
 pub mod objects;
+pub mod repository;

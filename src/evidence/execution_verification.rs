@@ -14,6 +14,17 @@ use crate::{
     verify::execution::{CheckResult, ExecutionVerification},
 };
 
+/// The output hashes a verdict is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputHashes {
+    /// Canonical hash of the statistics.
+    pub analytical: Option<Sha256Digest>,
+    /// SHA-256 of the PNG.
+    pub image: Option<Sha256Digest>,
+    /// Canonical hash of the environment record.
+    pub environment: Option<Sha256Digest>,
+}
+
 /// The record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +69,29 @@ impl ExecutionVerificationRecord {
         result: &RunResult,
         verified_at: String,
     ) -> Self {
+        Self::with_hashes(
+            revision_id,
+            attempt_id,
+            request_hash,
+            verification,
+            OutputHashes {
+                analytical: result.analytical_hash,
+                image: result.output("plot.png").map(|o| o.sha256),
+                environment: result.environment_fingerprint,
+            },
+            verified_at,
+        )
+    }
+
+    /// The record of `verification` about outputs with `hashes`, not yet sealed.
+    pub fn with_hashes(
+        revision_id: String,
+        attempt_id: String,
+        request_hash: Sha256Digest,
+        verification: &ExecutionVerification,
+        hashes: OutputHashes,
+        verified_at: String,
+    ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
             schema_version: "execution-verification-v1".to_owned(),
@@ -67,9 +101,9 @@ impl ExecutionVerificationRecord {
             passed: verification.passed,
             checks: verification.checks.clone(),
             failed: verification.failed.clone(),
-            analytical_hash: result.analytical_hash,
-            image_hash: result.output("plot.png").map(|o| o.sha256),
-            environment_fingerprint: result.environment_fingerprint,
+            analytical_hash: hashes.analytical,
+            image_hash: hashes.image,
+            environment_fingerprint: hashes.environment,
             verified_at,
             previous_hash: Sha256Digest::from_bytes([0; 32]),
             record_hash: Sha256Digest::from_bytes([0; 32]),

@@ -13,11 +13,18 @@ use r2d2_sqlite::SqliteConnectionManager;
 use sha2::{Digest, Sha256};
 
 /// The migrations, in order: (version, name, SQL).
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "evidence_ledger",
-    include_str!("migrations/0001_evidence_ledger.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "evidence_ledger",
+        include_str!("migrations/0001_evidence_ledger.sql"),
+    ),
+    (
+        2,
+        "revisions",
+        include_str!("migrations/0002_revisions.sql"),
+    ),
+];
 
 /// File name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "adamviz.sqlite3";

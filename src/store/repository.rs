@@ -1,0 +1,501 @@
+//! The repository of uploads, specs, revisions, attempts and accepted artifact bundles. Every
+//! function works inside the caller's transaction, so the service composes them into the steps
+//! of the flow (one transaction each). The database refuses what must never happen (see the
+//! triggers of `migrations/0002_revisions.sql`); these functions also say why in typed errors.
+
+use std::io::Read as _;
+
+use rusqlite::{params, OptionalExtension, Transaction};
+use sha2::{Digest, Sha256};
+
+use crate::{domain::digest::Sha256Digest, store::ledger::utc_now};
+
+/// A revision's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevisionStatus {
+    /// Fixed scales, not yet verified: governed execution may start.
+    Draft,
+    /// Free scales: preview only, never Verified.
+    ExperimentalDraft,
+    /// Promoted through passing verification and an accepted bundle.
+    Verified,
+    /// Approved by a second person (a later capability).
+    Approved,
+}
+
+impl RevisionStatus {
+    /// The stored form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::ExperimentalDraft => "experimental_draft",
+            Self::Verified => "verified",
+            Self::Approved => "approved",
+        }
+    }
+
+    fn parse(text: &str) -> Self {
+        match text {
+            "experimental_draft" => Self::ExperimentalDraft,
+            "verified" => Self::Verified,
+            "approved" => Self::Approved,
+            _ => Self::Draft,
+        }
+    }
+}
+
+/// A stored revision.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Revision {
+    /// `rev-` and 32 hex digits.
+    pub id: String,
+    /// The confirmed spec.
+    pub spec_hash: String,
+    /// Its status.
+    pub status: RevisionStatus,
+    /// Moves on by one with every change.
+    pub version: i64,
+    /// The compiled script.
+    pub script_hash: String,
+    /// The stored snapshot CSV.
+    pub snapshot_id: String,
+    /// The canonical snapshot hash.
+    pub snapshot_hash: String,
+    /// The execution request's record hash.
+    pub request_hash: Option<String>,
+    /// The image hash, bound when the bundle is accepted.
+    pub image_hash: Option<String>,
+    /// The analytical hash, bound when the bundle is accepted.
+    pub analytical_hash: Option<String>,
+    /// When it was materialized.
+    pub created_at: String,
+}
+
+/// A stored attempt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Attempt {
+    /// `att-` and 32 hex digits, derived from the revision and the idempotency key.
+    pub id: String,
+    /// Its revision.
+    pub revision_id: String,
+    /// The fingerprint of the request and supplied inputs.
+    pub fingerprint: String,
+    /// The revision version captured at start.
+    pub captured_version: i64,
+    /// `active`, `succeeded` or `failed`.
+    pub state: String,
+    /// Why it failed.
+    pub reason: Option<String>,
+}
+
+/// Why the repository refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    /// No such revision.
+    #[error("there is no revision {0}")]
+    NoRevision(String),
+    /// No such attempt.
+    #[error("there is no attempt {0}")]
+    NoAttempt(String),
+    /// Attempts start only for Draft revisions.
+    #[error("revision {revision} is {status:?}; governed execution starts only for a draft")]
+    NotDraft {
+        /// The revision.
+        revision: String,
+        /// Its status.
+        status: RevisionStatus,
+    },
+    /// Another attempt is active.
+    #[error("revision {revision} already has an active attempt {attempt}")]
+    AnotherActiveAttempt {
+        /// The revision.
+        revision: String,
+        /// The active attempt.
+        attempt: String,
+    },
+    /// The idempotency key was used with other inputs.
+    #[error("idempotency key already used for attempt {attempt} with other inputs (fingerprint {existing}, now {offered})")]
+    KeyReusedWithOtherInputs {
+        /// The attempt.
+        attempt: String,
+        /// Its fingerprint.
+        existing: String,
+        /// The one offered now.
+        offered: String,
+    },
+    /// The attempt is not active (already terminal).
+    #[error("attempt {0} is not active")]
+    AttemptNotActive(String),
+    /// The revision changed since the attempt started.
+    #[error(
+        "revision {revision} is at version {actual}, the attempt captured {captured}; not promoted"
+    )]
+    StaleVersion {
+        /// The revision.
+        revision: String,
+        /// Version captured at start.
+        captured: i64,
+        /// Version now.
+        actual: i64,
+    },
+    /// SQLite refused (a trigger names the rule).
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// A fresh revision id from the system's random source.
+pub fn new_revision_id() -> String {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // Unique enough without a random source: time and process.
+        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        bytes.copy_from_slice(&Sha256::digest(seed.as_bytes())[..16]);
+    }
+    format!("rev-{}", hex::encode(bytes))
+}
+
+/// The attempt id of `idempotency_key` for `revision_id`: the same key always names the same
+/// attempt of a revision.
+pub fn attempt_id_for(revision_id: &str, idempotency_key: &str) -> String {
+    let digest = Sha256::digest(format!("{revision_id}\0{idempotency_key}").as_bytes());
+    format!("att-{}", hex::encode(&digest[..16]))
+}
+
+/// Records an upload (once per content hash).
+pub fn insert_upload(
+    transaction: &Transaction<'_>,
+    content_hash: &Sha256Digest,
+    classification: &str,
+    file_name: &str,
+    size: u64,
+) -> Result<(), RepositoryError> {
+    transaction.execute(
+        "INSERT OR IGNORE INTO uploads (content_hash, classification, file_name, size, stored_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            content_hash.to_hex(),
+            classification,
+            file_name,
+            size as i64,
+            utc_now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records a confirmed spec (once per spec hash).
+pub fn insert_spec(
+    transaction: &Transaction<'_>,
+    spec_hash: &Sha256Digest,
+    content_hash: &Sha256Digest,
+    canonical: &[u8],
+) -> Result<(), RepositoryError> {
+    transaction.execute(
+        "INSERT OR IGNORE INTO specs (spec_hash, content_hash, spec, confirmed_at)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![
+            spec_hash.to_hex(),
+            content_hash.to_hex(),
+            canonical,
+            utc_now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// What a new revision binds.
+#[derive(Debug, Clone)]
+pub struct NewRevision {
+    /// Its id (see [`new_revision_id`]).
+    pub id: String,
+    /// The confirmed spec.
+    pub spec_hash: Sha256Digest,
+    /// Free y-scales: Experimental/Draft.
+    pub free_scale: bool,
+    /// The compiled script.
+    pub script_hash: Sha256Digest,
+    /// The stored snapshot CSV.
+    pub snapshot_id: Sha256Digest,
+    /// The canonical snapshot hash.
+    pub snapshot_hash: Sha256Digest,
+    /// The execution request's record hash (none for free scales).
+    pub request_hash: Option<Sha256Digest>,
+}
+
+/// Creates a revision at version 1, Draft or Experimental/Draft.
+pub fn create_revision(
+    transaction: &Transaction<'_>,
+    new: &NewRevision,
+) -> Result<Revision, RepositoryError> {
+    let status = if new.free_scale {
+        RevisionStatus::ExperimentalDraft
+    } else {
+        RevisionStatus::Draft
+    };
+    transaction.execute(
+        "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
+                                snapshot_hash, request_hash, created_at)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            new.id,
+            new.spec_hash.to_hex(),
+            status.as_str(),
+            new.script_hash.to_hex(),
+            new.snapshot_id.to_hex(),
+            new.snapshot_hash.to_hex(),
+            new.request_hash.map(|h| h.to_hex()),
+            utc_now()
+        ],
+    )?;
+    get_revision(transaction, &new.id)?.ok_or_else(|| RepositoryError::NoRevision(new.id.clone()))
+}
+
+const REVISION_COLUMNS: &str = "id, spec_hash, status, version, script_hash, snapshot_id,
+    snapshot_hash, request_hash, pending_image_hash, pending_analytical_hash, created_at";
+
+fn revision_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Revision> {
+    Ok(Revision {
+        id: row.get(0)?,
+        spec_hash: row.get(1)?,
+        status: RevisionStatus::parse(&row.get::<_, String>(2)?),
+        version: row.get(3)?,
+        script_hash: row.get(4)?,
+        snapshot_id: row.get(5)?,
+        snapshot_hash: row.get(6)?,
+        request_hash: row.get(7)?,
+        image_hash: row.get(8)?,
+        analytical_hash: row.get(9)?,
+        created_at: row.get(10)?,
+    })
+}
+
+/// The revision `id`.
+pub fn get_revision(
+    connection: &rusqlite::Connection,
+    id: &str,
+) -> Result<Option<Revision>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            &format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE id = ?1"),
+            [id],
+            revision_from,
+        )
+        .optional()?)
+}
+
+/// Every revision, newest first.
+pub fn list_revisions(connection: &rusqlite::Connection) -> Result<Vec<Revision>, RepositoryError> {
+    let mut statement = connection.prepare(&format!(
+        "SELECT {REVISION_COLUMNS} FROM revisions ORDER BY created_at DESC, id"
+    ))?;
+    let rows = statement.query_map([], revision_from)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn attempt_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attempt> {
+    Ok(Attempt {
+        id: row.get(0)?,
+        revision_id: row.get(1)?,
+        fingerprint: row.get(2)?,
+        captured_version: row.get(3)?,
+        state: row.get(4)?,
+        reason: row.get(5)?,
+    })
+}
+
+/// The attempt `id`.
+pub fn get_attempt(
+    connection: &rusqlite::Connection,
+    id: &str,
+) -> Result<Option<Attempt>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            "SELECT id, revision_id, fingerprint, captured_version, state, reason
+             FROM attempts WHERE id = ?1",
+            [id],
+            attempt_from,
+        )
+        .optional()?)
+}
+
+/// Whether [`start_attempt`] began an attempt or found the one this key already named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartOutcome {
+    /// A new active attempt.
+    Started(Attempt),
+    /// The same key and inputs: the existing attempt.
+    Existing(Attempt),
+}
+
+/// Starts attempt `attempt_id` (see [`attempt_id_for`]) of a Draft revision, capturing its
+/// version. The same key with the same fingerprint returns the existing attempt; with another
+/// fingerprint it is refused; so is a second active attempt.
+pub fn start_attempt(
+    transaction: &Transaction<'_>,
+    revision_id: &str,
+    attempt_id: &str,
+    fingerprint: &Sha256Digest,
+) -> Result<StartOutcome, RepositoryError> {
+    if let Some(existing) = get_attempt(transaction, attempt_id)? {
+        if existing.fingerprint == fingerprint.to_hex() && existing.revision_id == revision_id {
+            return Ok(StartOutcome::Existing(existing));
+        }
+        return Err(RepositoryError::KeyReusedWithOtherInputs {
+            attempt: attempt_id.to_owned(),
+            existing: existing.fingerprint,
+            offered: fingerprint.to_hex(),
+        });
+    }
+    let revision = get_revision(transaction, revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(revision_id.to_owned()))?;
+    if revision.status != RevisionStatus::Draft {
+        return Err(RepositoryError::NotDraft {
+            revision: revision_id.to_owned(),
+            status: revision.status,
+        });
+    }
+    let active: Option<String> = transaction
+        .query_row(
+            "SELECT id FROM attempts WHERE revision_id = ?1 AND state = 'active'",
+            [revision_id],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(attempt) = active {
+        return Err(RepositoryError::AnotherActiveAttempt {
+            revision: revision_id.to_owned(),
+            attempt,
+        });
+    }
+    transaction.execute(
+        "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at)
+         VALUES (?1, ?2, ?3, ?4, 'active', ?5)",
+        params![
+            attempt_id,
+            revision_id,
+            fingerprint.to_hex(),
+            revision.version,
+            utc_now()
+        ],
+    )?;
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    Ok(StartOutcome::Started(attempt))
+}
+
+/// Ends an active attempt as failed, with `reason`; the revision stays as it is (retryable).
+pub fn fail_attempt(
+    transaction: &Transaction<'_>,
+    attempt_id: &str,
+    reason: &str,
+) -> Result<(), RepositoryError> {
+    let changed = transaction.execute(
+        "UPDATE attempts SET state = 'failed', reason = ?2, ended_at = ?3
+         WHERE id = ?1 AND state = 'active'",
+        params![attempt_id, reason, utc_now()],
+    )?;
+    if changed == 0 {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    Ok(())
+}
+
+/// The artifacts a passing attempt binds to its revision.
+#[derive(Debug, Clone)]
+pub struct BundleToAccept {
+    /// The script that ran.
+    pub script_hash: Sha256Digest,
+    /// The PNG.
+    pub png_hash: Sha256Digest,
+    /// The statistics JSON object.
+    pub statistics_hash: Sha256Digest,
+    /// The analytical (canonical statistics) hash.
+    pub analytical_hash: Sha256Digest,
+    /// The snapshot CSV object.
+    pub snapshot_id: Sha256Digest,
+    /// The passing `execution_verification` record.
+    pub verification_hash: Sha256Digest,
+}
+
+/// In the caller's transaction: accepts the bundle, ends the attempt as succeeded and promotes
+/// the revision to Verified at the captured version (refused if the revision moved on).
+pub fn complete_verified(
+    transaction: &Transaction<'_>,
+    attempt_id: &str,
+    bundle: &BundleToAccept,
+) -> Result<Revision, RepositoryError> {
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    if attempt.state != "active" {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    let revision = get_revision(transaction, &attempt.revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
+    if revision.version != attempt.captured_version {
+        return Err(RepositoryError::StaleVersion {
+            revision: revision.id,
+            captured: attempt.captured_version,
+            actual: revision.version,
+        });
+    }
+    transaction.execute(
+        "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
+                                       statistics_hash, snapshot_id, verification_hash, accepted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            revision.id,
+            attempt_id,
+            bundle.script_hash.to_hex(),
+            bundle.png_hash.to_hex(),
+            bundle.statistics_hash.to_hex(),
+            bundle.snapshot_id.to_hex(),
+            bundle.verification_hash.to_hex(),
+            utc_now()
+        ],
+    )?;
+    transaction.execute(
+        "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
+        params![attempt_id, utc_now()],
+    )?;
+    let promoted = transaction.execute(
+        "UPDATE revisions SET status = 'verified', version = version + 1,
+                pending_image_hash = ?3, pending_analytical_hash = ?4
+         WHERE id = ?1 AND version = ?2 AND status = 'draft'",
+        params![
+            revision.id,
+            attempt.captured_version,
+            bundle.png_hash.to_hex(),
+            bundle.analytical_hash.to_hex()
+        ],
+    )?;
+    if promoted == 0 {
+        let now = get_revision(transaction, &revision.id)?
+            .ok_or_else(|| RepositoryError::NoRevision(revision.id.clone()))?;
+        return Err(RepositoryError::StaleVersion {
+            revision: revision.id,
+            captured: attempt.captured_version,
+            actual: now.version,
+        });
+    }
+    get_revision(transaction, &revision.id)?.ok_or_else(|| RepositoryError::NoRevision(revision.id))
+}
+
+/// Marks every attempt left active (by a crash) as failed with `reason`; returns their ids.
+/// Their revisions stay as they were, so they can be retried.
+pub fn reconcile_active_attempts(
+    transaction: &Transaction<'_>,
+    reason: &str,
+) -> Result<Vec<String>, RepositoryError> {
+    let ids: Vec<String> = {
+        let mut statement = transaction
+            .prepare("SELECT id FROM attempts WHERE state = 'active' ORDER BY started_at, id")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for id in &ids {
+        fail_attempt(transaction, id, reason)?;
+    }
+    Ok(ids)
+}
