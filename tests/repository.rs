@@ -312,7 +312,7 @@ fn reconcile_fails_attempts_left_active_and_a_retry_succeeds() {
     let reconciled =
         reconcile_active_attempts(&transaction, "server restarted during the attempt").unwrap();
     transaction.commit().unwrap();
-    assert_eq!(reconciled, [attempt.id.clone()]);
+    assert_eq!(reconciled, vec![attempt.id.clone()]);
     let stored = get_attempt(&connection, &attempt.id).unwrap().unwrap();
     assert_eq!(
         (stored.state.as_str(), stored.reason.as_deref()),
