@@ -130,10 +130,10 @@ impl Database {
     }
 
     /// Runs `work` with a connection on a blocking thread.
-    pub async fn call<T: Send + 'static>(
+    pub async fn call<T: Send + 'static, E: From<DatabaseError> + Send + 'static>(
         &self,
-        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, DatabaseError> + Send + 'static,
-    ) -> Result<T, DatabaseError> {
+        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E> {
         let database = self.clone();
         tokio::task::spawn_blocking(move || {
             let mut connection = database.connection()?;
