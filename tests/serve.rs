@@ -112,7 +112,8 @@ fn healthz_reports_unavailable_when_the_data_dir_disappears() {
     let temp = tempfile::tempdir().unwrap();
     let data_dir = temp.path().join("adamviz-data");
     let server = Server::start(&data_dir, &[]);
-    std::fs::remove_dir(&data_dir).unwrap();
+    // It holds the database now; all of it goes.
+    std::fs::remove_dir_all(&data_dir).unwrap();
     let (status, body) = server.get("/healthz");
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("the data directory is missing"), "{body}");

@@ -14,6 +14,7 @@ pub mod demo;
 pub mod execute;
 pub mod ledger;
 pub mod profile;
+pub mod run;
 pub mod spec;
 
 /// adamviz: governed clinical-trial plots from ADaM data.
@@ -43,6 +44,11 @@ pub enum Command {
     Compile(execute::CompileArgs),
     /// Compile, snapshot and run a confirmed spec in the sandboxed R runner (no store).
     Execute(execute::ExecuteArgs),
+    /// The whole governed path, headless: materialize, execute, verify, and print the outcome.
+    Run(run::RunArgs),
+    /// Browse revisions.
+    #[command(subcommand)]
+    Revisions(run::RevisionsCommand),
     /// The evidence ledger.
     #[command(subcommand)]
     Ledger(ledger::LedgerCommand),
@@ -84,6 +90,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compile(args) => execute::run_compile(args),
         Command::Execute(args) => execute::run_execute(args).await,
         Command::Ledger(command) => ledger::run(command),
+        Command::Run(args) => run::run_governed(args).await,
+        Command::Revisions(command) => run::run_revisions(command),
         Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
         Command::Bench(bench::BenchCommand::Ledger(args)) => bench_ledger::run_ledger_bench(args),
         Command::Bench(bench::BenchCommand::Execute(args)) => {

@@ -90,6 +90,28 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .await
         .map_err(|err| anyhow::anyhow!("cannot listen on {addr}: {err}"))?;
     let bound = listener.local_addr()?;
+    // The database: migrations applied (a failed one stops the server), then attempts a crash
+    // left active are ended as failed, their revisions left retryable.
+    let database = crate::store::db::Database::open_in(&state.data_dir).map_err(|err| {
+        anyhow::anyhow!(
+            "cannot open the database in {}: {err}",
+            state.data_dir.display()
+        )
+    })?;
+    let reconciled = database
+        .call(|connection| {
+            let transaction = connection.transaction()?;
+            let ids = crate::store::repository::reconcile_active_attempts(
+                &transaction,
+                "the server stopped before this attempt ended; reconciled at start",
+            )?;
+            transaction.commit()?;
+            Ok::<_, anyhow::Error>(ids)
+        })
+        .await?;
+    for attempt in &reconciled {
+        tracing::warn!(%attempt, "reconciled an attempt left active: marked failed, revision retryable");
+    }
     tracing::info!(
         addr = %bound,
         data_dir = %state.data_dir.display(),

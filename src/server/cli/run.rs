@@ -1,0 +1,202 @@
+//! `adamviz run` (the whole governed path, headless) and `adamviz revisions list|show`.
+
+use std::{path::PathBuf, sync::Arc};
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Subcommand};
+
+use super::spec::{load, read_spec};
+use crate::{
+    domain::classification::DataClassification,
+    runner::{Runner, RunnerConfig},
+    service::execution::{ExecutionService, UploadInfo},
+    store::{
+        db::Database,
+        objects::ObjectStore,
+        repository::{get_revision, list_revisions, RevisionStatus},
+    },
+};
+
+/// Options of `adamviz run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The dataset.
+    pub file: PathBuf,
+    /// The confirmed spec.
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// The data's classification: synthetic or deidentified.
+    #[arg(long)]
+    pub classification: String,
+    /// Names the attempt: the same key with the same inputs returns the same attempt.
+    #[arg(long, default_value = "cli")]
+    pub idempotency_key: String,
+    /// The data directory (database and objects).
+    #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
+    pub data_dir: PathBuf,
+}
+
+/// `adamviz revisions …`.
+#[derive(Debug, Subcommand)]
+pub enum RevisionsCommand {
+    /// Every revision, newest first.
+    List(DataDirArg),
+    /// One revision.
+    Show {
+        /// The revision id.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The data directory.
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+}
+
+/// The data directory option.
+#[derive(Debug, Args)]
+pub struct DataDirArg {
+    /// The data directory (database and objects).
+    #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
+    pub data_dir: PathBuf,
+}
+
+/// Runs `adamviz run`: exit 1 if the revision did not end Verified.
+pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
+    let classification: DataClassification = args
+        .classification
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--classification: {e}"))?;
+    let dataset = load(&args.file)?;
+    let spec = read_spec(&args.spec)?;
+    std::fs::create_dir_all(&args.data_dir)
+        .with_context(|| format!("cannot create {}", args.data_dir.display()))?;
+    let database = Database::open_in(&args.data_dir)?;
+    let objects = ObjectStore::open(&args.data_dir)?;
+    let service = ExecutionService::new(
+        database,
+        objects,
+        Arc::new(Runner::new(RunnerConfig::new())),
+    );
+    service.reconcile().await?;
+    let size = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
+    let upload = UploadInfo {
+        content_hash: dataset.content_hash,
+        classification: classification.as_str().to_owned(),
+        file_name: args
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        size,
+    };
+    let made = service.materialize(&spec, &dataset.table, &upload).await?;
+    println!(
+        "revision: {} ({:?})",
+        made.revision.id, made.revision.status
+    );
+    println!("spec hash: {}", made.prepared.script.spec_hash);
+    println!("script hash: {}", made.prepared.script.script_hash);
+    println!("snapshot hash: {}", made.prepared.snapshot_hash);
+    if made.revision.status == RevisionStatus::ExperimentalDraft {
+        println!("free y-scales: Experimental/Draft, no governed execution");
+        return Ok(());
+    }
+    let outcome = service
+        .execute(
+            &made.revision.id,
+            &args.idempotency_key,
+            &spec,
+            made.prepared.script.bytes.clone(),
+            Arc::clone(&made.prepared.snapshot),
+        )
+        .await?;
+    println!("attempt: {}", outcome.attempt_id);
+    if let Some(verification) = &outcome.verification {
+        for check in &verification.checks {
+            println!(
+                "  {:<24} {:?}{}",
+                check.name,
+                check.outcome,
+                check
+                    .reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    println!(
+        "status: {:?} (version {})",
+        outcome.revision.status, outcome.revision.version
+    );
+    if let Some(hash) = &outcome.revision.image_hash {
+        println!("image hash: {hash}");
+    }
+    if let Some(hash) = &outcome.revision.analytical_hash {
+        println!("analytical hash: {hash}");
+    }
+    if outcome.revision.status != RevisionStatus::Verified {
+        bail!("revision {} did not become Verified", outcome.revision.id);
+    }
+    Ok(())
+}
+
+/// Runs `adamviz revisions …`.
+pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
+    match command {
+        RevisionsCommand::List(data) => {
+            let database = Database::open_in(&data.data_dir)?;
+            let connection = database.connection()?;
+            for revision in list_revisions(&connection)? {
+                println!(
+                    "{}  {:<18}  v{}  spec {}  {}",
+                    revision.id,
+                    revision.status.as_str(),
+                    revision.version,
+                    &revision.spec_hash[..12],
+                    revision.created_at
+                );
+            }
+            Ok(())
+        }
+        RevisionsCommand::Show { id, json, data } => {
+            let database = Database::open_in(&data.data_dir)?;
+            let connection = database.connection()?;
+            let Some(revision) = get_revision(&connection, &id)? else {
+                bail!("there is no revision {id} in {}", data.data_dir.display());
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&revision)?);
+            } else {
+                println!(
+                    "revision {} — {} (version {})",
+                    revision.id,
+                    revision.status.as_str(),
+                    revision.version
+                );
+                println!("spec hash:       {}", revision.spec_hash);
+                println!("script hash:     {}", revision.script_hash);
+                println!(
+                    "snapshot:        {} (hash {})",
+                    revision.snapshot_id, revision.snapshot_hash
+                );
+                println!(
+                    "request record:  {}",
+                    revision.request_hash.as_deref().unwrap_or("-")
+                );
+                println!(
+                    "image hash:      {}",
+                    revision.image_hash.as_deref().unwrap_or("pending")
+                );
+                println!(
+                    "analytical hash: {}",
+                    revision.analytical_hash.as_deref().unwrap_or("pending")
+                );
+                println!("created:         {}", revision.created_at);
+            }
+            Ok(())
+        }
+    }
+}
