@@ -43,6 +43,25 @@ use crate::{
     verify::execution::{verify_execution_result, ExecutionVerification, VerificationInput},
 };
 
+/// Crash points for the crash-safety tests: when `ADAMVIZ_CRASH_AT` names this point, the
+/// process kills itself with SIGKILL right here (no clean-up, no unwinding), as a power cut
+/// would. Unset (always, outside those tests) it does nothing.
+pub fn crash_point(name: &str) {
+    if std::env::var_os("ADAMVIZ_CRASH_AT").is_some_and(|at| at == name) {
+        // SAFETY: signalling our own process.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+}
+
+/// The crash points, in the order the flow passes them.
+pub const CRASH_POINTS: [&str; 5] = [
+    "after_attempt_started",
+    "after_run",
+    "after_outputs_stored",
+    "before_completion_commit",
+    "after_completion_commit",
+];
+
 /// Largest artifact the service stores (scripts, snapshots, outputs).
 const ARTIFACT_LIMIT: u64 = 1 << 30;
 
@@ -320,6 +339,7 @@ impl ExecutionService {
             });
         }
 
+        crash_point("after_attempt_started");
         let record = request.record();
         let result = self
             .runner
@@ -339,6 +359,7 @@ impl ExecutionService {
             result: &result,
         });
 
+        crash_point("after_run");
         // Store the outputs first (content-addressed: a crash leaves only unreferenced objects).
         let mut stored = Vec::new();
         if verification.passed {
@@ -353,6 +374,7 @@ impl ExecutionService {
             .await
             .map_err(|e| DatabaseError::Task(e.to_string()))??;
         }
+        crash_point("after_outputs_stored");
         let verification_record = ExecutionVerificationRecord::new(
             revision_id.to_owned(),
             attempt_id.clone(),
@@ -400,7 +422,9 @@ impl ExecutionService {
                     Ok(())
                 })();
                 step?;
+                crash_point("before_completion_commit");
                 transaction.commit()?;
+                crash_point("after_completion_commit");
                 let attempt = get_attempt(connection, &att)?;
                 let revision_id = attempt.map(|a| a.revision_id).unwrap_or_default();
                 get_revision(connection, &revision_id).map_err(ServiceError::from)
