@@ -9,6 +9,7 @@ use super::{config::ServeConfig, http};
 
 pub mod bench;
 pub mod bench_execute;
+pub mod bench_governed;
 pub mod bench_ledger;
 pub mod demo;
 pub mod execute;
@@ -93,6 +94,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => run::run_governed(args).await,
         Command::Revisions(command) => run::run_revisions(command),
         Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
+        Command::Bench(bench::BenchCommand::Governed(args)) => {
+            bench_governed::run_governed_bench(args).await
+        }
         Command::Bench(bench::BenchCommand::Ledger(args)) => bench_ledger::run_ledger_bench(args),
         Command::Bench(bench::BenchCommand::Execute(args)) => {
             bench_execute::run_execute_bench(args).await

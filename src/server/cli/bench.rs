@@ -36,6 +36,8 @@ pub enum BenchCommand {
     Ingest(IngestBenchArgs),
     /// Governed execution (with and without a warm pool) against a bare Rscript run.
     Execute(super::bench_execute::ExecuteBenchArgs),
+    /// The governed path end to end against the R run inside it.
+    Governed(super::bench_governed::GovernedBenchArgs),
     /// `verify_ledger` over the records of many revisions.
     Ledger(super::bench_ledger::LedgerBenchArgs),
 }
