@@ -53,6 +53,35 @@ fn self_hash(record_without_hash: &Map<String, Value>) -> Result<String, serde_j
     Ok(hex::encode(Sha256::digest(canonical)))
 }
 
+/// The last record's hash: the head of the chain (the genesis hash when the ledger is empty).
+fn ledger_head(transaction: &rusqlite::Transaction<'_>) -> Result<String, rusqlite::Error> {
+    transaction
+        .query_row(
+            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .or_else(|error| match error {
+            rusqlite::Error::QueryReturnedNoRows => Ok(GENESIS_HASH.to_owned()),
+            other => Err(other),
+        })
+}
+
+fn insert_row(
+    transaction: &rusqlite::Transaction<'_>,
+    kind: &str,
+    record_hash: &str,
+    previous_hash: &str,
+    canonical: &[u8],
+) -> Result<(), rusqlite::Error> {
+    transaction.execute(
+        "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        rusqlite::params![kind, record_hash, previous_hash, canonical, utc_now()],
+    )?;
+    Ok(())
+}
+
 /// Appends a record of `kind` with `body` (which must not set `kind`, `previous_hash` or
 /// `record_hash`) inside `transaction`: the chain link and the self-hash are computed from the
 /// ledger's current last record, so appends are serialized by SQLite's write lock.
@@ -66,26 +95,13 @@ pub fn append_record(
             return Err(AppendError::ReservedField { field });
         }
     }
-    let previous_hash: String = transaction
-        .query_row(
-            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
-            [],
-            |row| row.get(0),
-        )
-        .or_else(|error| match error {
-            rusqlite::Error::QueryReturnedNoRows => Ok(GENESIS_HASH.to_owned()),
-            other => Err(other),
-        })?;
+    let previous_hash = ledger_head(transaction)?;
     body.insert("kind".into(), Value::String(kind.to_owned()));
     body.insert("previous_hash".into(), Value::String(previous_hash.clone()));
     let record_hash = self_hash(&body)?;
     body.insert("record_hash".into(), Value::String(record_hash.clone()));
     let canonical = serde_jcs::to_vec(&body)?;
-    transaction.execute(
-        "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        rusqlite::params![kind, record_hash, previous_hash, canonical, utc_now()],
-    )?;
+    insert_row(transaction, kind, &record_hash, &previous_hash, &canonical)?;
     Ok(AppendedRecord {
         seq: transaction.last_insert_rowid(),
         record_hash,
@@ -114,29 +130,16 @@ pub fn append_evidence<T: crate::evidence::record::EvidenceRecord>(
     transaction: &rusqlite::Transaction<'_>,
     record: T,
 ) -> Result<crate::evidence::record::Verified<T>, AppendEvidenceError> {
-    let head: String = transaction
-        .query_row(
-            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
-            [],
-            |row| row.get(0),
-        )
-        .or_else(|error| match error {
-            rusqlite::Error::QueryReturnedNoRows => Ok(GENESIS_HASH.to_owned()),
-            other => Err(other),
-        })?;
+    let head = ledger_head(transaction)?;
     let previous = crate::domain::digest::Sha256Digest::try_from(head.clone())
         .map_err(|_| AppendEvidenceError::BadHead(head))?;
     let sealed = crate::evidence::record::seal(record, previous)?;
-    transaction.execute(
-        "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        rusqlite::params![
-            T::KIND,
-            sealed.record_hash().to_hex(),
-            previous.to_hex(),
-            sealed.canonical(),
-            utc_now()
-        ],
+    insert_row(
+        transaction,
+        T::KIND,
+        &sealed.record_hash().to_hex(),
+        &previous.to_hex(),
+        sealed.canonical(),
     )?;
     Ok(sealed)
 }

@@ -134,7 +134,8 @@ pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+/// The median (the mean of the middle two for an even count); shared by the benchmarks.
+pub(super) fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
     if values.len() % 2 == 1 {

@@ -10,6 +10,8 @@ use std::{path::PathBuf, process::Command, time::Instant};
 use anyhow::{bail, Context as _};
 use clap::Args;
 
+use super::bench::median;
+
 use crate::{
     compiler::ImageSize,
     domain::{matcher::propose_draft, profile::DEFAULT_LOW_N_THRESHOLD},
@@ -33,16 +35,6 @@ pub struct ExecuteBenchArgs {
     /// The Rscript executable.
     #[arg(long, default_value = "Rscript")]
     pub rscript: PathBuf,
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }
 
 /// Runs `adamviz bench execute`.

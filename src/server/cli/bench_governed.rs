@@ -9,6 +9,8 @@ use std::{path::PathBuf, sync::Arc, time::Instant};
 use anyhow::{bail, Context as _};
 use clap::Args;
 
+use super::bench::median;
+
 use crate::{
     domain::{digest::Sha256Digest, matcher::propose_draft, profile::DEFAULT_LOW_N_THRESHOLD},
     ingest::{confirm::confirm_spec, profile::profile_table},
@@ -29,11 +31,6 @@ pub struct GovernedBenchArgs {
     /// Timed rounds (after one untimed).
     #[arg(long, default_value_t = 7)]
     pub repeats: usize,
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// Runs `adamviz bench governed`.

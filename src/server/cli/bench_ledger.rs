@@ -47,21 +47,10 @@ fn record_body(revision: usize, kind: &str) -> serde_json::Map<String, Value> {
         "created_at": "2026-12-03T08:00:00.000000Z",
     });
     if kind == "execution_verification" {
-        body["checks"] = json!([
-            "schema",
-            "script_hash",
-            "snapshot_hash",
-            "runner_success",
-            "result_manifest",
-            "analytical_hash",
-            "image_hash",
-            "environment_fingerprint",
-            "independent_statistics",
-            "script_provenance"
-        ]
-        .iter()
-        .map(|name| json!({"name": name, "outcome": "pass"}))
-        .collect::<Vec<_>>());
+        body["checks"] = json!(crate::verify::execution::CHECK_NAMES
+            .iter()
+            .map(|name| json!({"name": name, "outcome": "pass"}))
+            .collect::<Vec<_>>());
     }
     if kind == "revision_context" {
         body["question"] = json!("ALT over time by arm");
@@ -114,12 +103,11 @@ pub fn run_ledger_bench(args: LedgerBenchArgs) -> anyhow::Result<()> {
             report.first_break
         );
     }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let repeats = times.len();
+    let median = super::bench::median(times);
     let per_10k = median / records as f64 * 10_000.0;
     println!(
-        "verify_ledger: {median:.3} s for {records} records (median of {}), {per_10k:.3} s per 10,000 records (target < 1 s: {})",
-        times.len(),
+        "verify_ledger: {median:.3} s for {records} records (median of {repeats}), {per_10k:.3} s per 10,000 records (target < 1 s: {})",
         if per_10k < 1.0 { "met" } else { "MISSED" }
     );
     Ok(())

@@ -50,16 +50,24 @@ pub struct ExecuteArgs {
     pub timeout_ms: u64,
 }
 
-/// Runs `adamviz compile`.
-pub fn run_compile(args: CompileArgs) -> anyhow::Result<()> {
-    let dataset = load(&args.data)?;
-    let spec = read_spec(&args.spec)?;
-    let prepared = prepare_execution(
+/// Reads the dataset and the confirmed spec and prepares the execution (snapshot + script).
+fn load_prepared(
+    data: &std::path::Path,
+    spec: &std::path::Path,
+) -> anyhow::Result<crate::service::prepare::PreparedExecution> {
+    let dataset = load(data)?;
+    let spec = read_spec(spec)?;
+    Ok(prepare_execution(
         &spec,
         &dataset.table,
         &dataset.content_hash,
         ImageSize::default(),
-    )?;
+    )?)
+}
+
+/// Runs `adamviz compile`.
+pub fn run_compile(args: CompileArgs) -> anyhow::Result<()> {
+    let prepared = load_prepared(&args.data, &args.spec)?;
     match args.output {
         Some(path) => {
             std::fs::write(&path, &prepared.script.bytes)
@@ -89,14 +97,7 @@ struct ExecuteReport<'a> {
 
 /// Runs `adamviz execute`; exits non-zero (after writing result.json) when the run failed.
 pub async fn run_execute(args: ExecuteArgs) -> anyhow::Result<()> {
-    let dataset = load(&args.file)?;
-    let spec = read_spec(&args.spec)?;
-    let prepared = prepare_execution(
-        &spec,
-        &dataset.table,
-        &dataset.content_hash,
-        ImageSize::default(),
-    )?;
+    let prepared = load_prepared(&args.file, &args.spec)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let write = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
