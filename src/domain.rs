@@ -5,5 +5,6 @@ pub mod confirmation;
 pub mod digest;
 pub mod matcher;
 pub mod profile;
+pub mod revision;
 pub mod spec;
 pub mod statistics;

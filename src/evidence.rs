@@ -3,7 +3,12 @@
 //! identity constants); `record` the sealing and the two-step reading (parse → unverified,
 //! verify → [`record::Verified`]); one module per kind defines its Rust type.
 
+pub mod artifact_bundle;
+pub mod execution_attempt;
 pub mod execution_request;
 pub mod execution_verification;
+pub mod kinds;
 pub mod record;
+pub mod revision_context;
+pub mod revision_lifecycle;
 pub mod schemas;

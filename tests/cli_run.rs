@@ -64,7 +64,7 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
     assert_eq!(shown["status"], "verified");
     let ledger = stdout(&adamviz(&["ledger", "verify"], dir.path()));
     assert!(
-        ledger.starts_with("evidence ledger OK: 2 records"),
+        ledger.starts_with("evidence ledger OK: 8 records"),
         "{ledger}"
     );
 

@@ -86,8 +86,36 @@ fn a_kill_at_any_step_leaves_a_consistent_store_and_a_retry_succeeds() {
         );
         let report = verify_ledger(&connection).unwrap();
         assert_eq!(report.first_break, None, "{point}");
-        // The request recorded before the crash is still there; the verdict only if committed.
-        assert_eq!(report.records, if committed { 2 } else { 1 }, "{point}");
+        // What was recorded before the crash is still there (request, creation, attempt start),
+        // plus the reconciliation's failure record; the completion's records only if committed.
+        let kinds: Vec<String> = {
+            let mut statement = connection
+                .prepare("SELECT kind FROM evidence_ledger ORDER BY seq")
+                .unwrap();
+            let rows = statement.query_map([], |row| row.get(0)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let expected_kinds: &[&str] = if committed {
+            &[
+                "execution_request",
+                "revision_lifecycle",
+                "execution_attempt",
+                "execution_verification",
+                "artifact_bundle",
+                "execution_attempt",
+                "revision_lifecycle",
+                "revision_context",
+            ]
+        } else {
+            &[
+                "execution_request",
+                "revision_lifecycle",
+                "execution_attempt",
+                "execution_attempt",
+            ]
+        };
+        assert_eq!(kinds, expected_kinds, "{point}");
+        assert_eq!(report.records, kinds.len() as u64, "{point}");
         let revisions = list_revisions(&connection).unwrap();
         assert_eq!(revisions.len(), 1, "{point}");
         let expected = if committed {

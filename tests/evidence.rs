@@ -36,30 +36,29 @@ fn the_compiled_in_schema_identities_hold() {
 
 #[test]
 fn a_changed_schema_file_is_refused_by_its_identity() {
-    let edited = SchemaFile {
-        raw: Box::leak(
-            EXECUTION_REQUEST_V1
+    let original = &EXECUTION_REQUEST_V1;
+    let edited = SchemaFile::new(
+        original.file,
+        Box::leak(
+            original
                 .raw
                 .replace("version 1", "version 1 ")
                 .into_boxed_str(),
         ),
-        ..EXECUTION_REQUEST_V1
-    };
+        original.raw_sha256,
+        original.canonical_sha256,
+    );
     assert!(matches!(
         edited.check_identity(),
         Err(SchemaIdentityError::RawChanged { .. })
     ));
     // Reformatted only: the raw hash changes, the canonical one would not; both are checked.
-    let reformatted = SchemaFile {
-        raw: Box::leak(
-            EXECUTION_REQUEST_V1
-                .raw
-                .replace("  ", "    ")
-                .into_boxed_str(),
-        ),
-        raw_sha256: "0000000000000000000000000000000000000000000000000000000000000000",
-        ..EXECUTION_REQUEST_V1
-    };
+    let reformatted = SchemaFile::new(
+        original.file,
+        Box::leak(original.raw.replace("  ", "    ").into_boxed_str()),
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        original.canonical_sha256,
+    );
     assert!(matches!(
         reformatted.check_identity(),
         Err(SchemaIdentityError::RawChanged { .. })

@@ -3,9 +3,19 @@
 #![cfg(feature = "ssr")]
 
 use adamviz::{
+    compiler::ImageSize,
     domain::digest::Sha256Digest,
-    evidence::execution_verification::{ExecutionVerificationRecord, OutputHashes},
-    store::{db::Database, ledger::append_evidence, repository::*},
+    evidence::{
+        execution_request::ExecutionRequest,
+        execution_verification::{ExecutionVerificationRecord, OutputHashes},
+        revision_context::{RevisionInputs, SourceMetadata},
+    },
+    store::{
+        db::Database,
+        ledger::{append_evidence, records_about, verify_ledger},
+        objects::{ObjectStore, ObjectStoreError},
+        repository::*,
+    },
     verify::execution::{CheckOutcome, CheckResult, ExecutionVerification, CHECK_NAMES},
 };
 
@@ -44,33 +54,86 @@ fn verdict(passed: bool) -> ExecutionVerification {
 struct Fixture {
     _dir: tempfile::TempDir,
     database: Database,
+    objects: ObjectStore,
+}
+
+/// The objects a fixture's revisions and bundles name.
+const SCRIPT: &[u8] = b"boxplot_analysis <- list()\n";
+const SNAPSHOT: &[u8] = b"USUBJID,TRTA,AVISIT,AVISITN,AVAL\n";
+const PNG: &[u8] = b"\x89PNG not really";
+const STATISTICS: &[u8] = b"{\"cells\":[]}";
+const ENVIRONMENT: &[u8] = b"{\"r_version\":\"4.2.2\"}";
+
+fn inputs() -> RevisionInputs {
+    RevisionInputs {
+        source: SourceMetadata {
+            content_hash: digest(1),
+            file_name: "adlb.xpt".into(),
+            classification: "synthetic".into(),
+            size: 10,
+            format: "xpt".into(),
+            dataset_name: Some("ADLB".into()),
+            dataset_label: None,
+            row_count: 3,
+            column_count: 5,
+        },
+        profile_warnings: vec![],
+    }
 }
 
 impl Fixture {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let database = Database::open_in(dir.path()).unwrap();
+        let objects = ObjectStore::open(dir.path()).unwrap();
         Self {
             _dir: dir,
             database,
+            objects,
         }
     }
 
+    fn put(&self, bytes: &[u8]) -> Sha256Digest {
+        self.objects.put(bytes, 1 << 20).unwrap().digest
+    }
+
+    fn artifact(&self, name: &str, bytes: &[u8]) -> ArtifactRef {
+        self.put(bytes);
+        ArtifactRef::of(name, bytes)
+    }
+
     fn revision(&self, free_scale: bool) -> Revision {
+        let (script, snapshot) = (self.put(SCRIPT), self.put(SNAPSHOT));
         let mut connection = self.database.connection().unwrap();
         let transaction = connection.transaction().unwrap();
         insert_upload(&transaction, &digest(1), "synthetic", "adlb.xpt", 10).unwrap();
         insert_spec(&transaction, &digest(2), &digest(1), b"{}").unwrap();
+        let id = new_revision_id();
+        let request_hash = (!free_scale).then(|| {
+            let request = ExecutionRequest::new(
+                id.clone(),
+                digest(2),
+                script,
+                snapshot,
+                digest(5),
+                ImageSize::default(),
+                "2026-12-03T09:00:00.000000Z".into(),
+            );
+            *append_evidence(&transaction, request)
+                .unwrap()
+                .record_hash()
+        });
         let revision = create_revision(
             &transaction,
             &NewRevision {
-                id: new_revision_id(),
+                id,
                 spec_hash: digest(2),
                 free_scale,
-                script_hash: digest(3),
-                snapshot_id: digest(4),
+                script_hash: script,
+                snapshot_id: snapshot,
                 snapshot_hash: digest(5),
-                request_hash: None,
+                request_hash,
+                inputs: inputs(),
             },
         )
         .unwrap();
@@ -96,12 +159,38 @@ impl Fixture {
         Ok(outcome)
     }
 
+    fn bundle(&self, verification_hash: Sha256Digest) -> BundleToAccept {
+        BundleToAccept {
+            artifacts: BundleArtifacts {
+                script: self.artifact("script.R", SCRIPT),
+                plot: self.artifact("plot.png", PNG),
+                statistics: self.artifact("statistics.json", STATISTICS),
+                environment: self.artifact("environment.json", ENVIRONMENT),
+                snapshot: self.artifact("snapshot.csv", SNAPSHOT),
+            },
+            analytical_hash: digest(7),
+            snapshot_hash: digest(5),
+            verification_hash,
+        }
+    }
+
     /// Records a verdict for the attempt and tries to complete it, all in one transaction.
     fn complete(
         &self,
         revision: &str,
         attempt: &str,
         passed: bool,
+    ) -> Result<Revision, RepositoryError> {
+        self.complete_with(revision, attempt, passed, |bundle| bundle)
+    }
+
+    /// Like [`Fixture::complete`], with the bundle changed by `edit` first.
+    fn complete_with(
+        &self,
+        revision: &str,
+        attempt: &str,
+        passed: bool,
+        edit: impl FnOnce(BundleToAccept) -> BundleToAccept,
     ) -> Result<Revision, RepositoryError> {
         let mut connection = self.database.connection().unwrap();
         let transaction = connection.transaction().unwrap();
@@ -112,26 +201,16 @@ impl Fixture {
             &verdict(passed),
             OutputHashes {
                 analytical: Some(digest(7)),
-                image: Some(digest(8)),
+                image: Some(ArtifactRef::of("plot.png", PNG).sha256),
                 environment: Some(digest(9)),
             },
             "2026-12-03T09:00:00.000000Z".into(),
         );
         let stored = append_evidence(&transaction, record).unwrap();
-        let revision = complete_verified(
-            &transaction,
-            attempt,
-            &BundleToAccept {
-                script_hash: digest(3),
-                png_hash: digest(8),
-                statistics_hash: digest(10),
-                analytical_hash: digest(7),
-                snapshot_id: digest(4),
-                verification_hash: *stored.record_hash(),
-            },
-        )?;
+        let bundle = edit(self.bundle(*stored.record_hash()));
+        let completed = complete_verified(&transaction, &self.objects, attempt, &bundle)?;
         transaction.commit().unwrap();
-        Ok(revision)
+        Ok(completed.revision)
     }
 }
 
@@ -160,7 +239,32 @@ fn a_draft_goes_to_verified_only_with_passing_evidence_and_a_bundle() {
         (verified.status, verified.version),
         (RevisionStatus::Verified, 2)
     );
-    assert_eq!(verified.image_hash, Some(digest(8).to_hex()));
+    assert_eq!(
+        verified.image_hash,
+        Some(ArtifactRef::of("plot.png", PNG).sha256.to_hex())
+    );
+    // Every row change has its record, about this revision, in this order (the refused
+    // completion above left nothing, not even its verdict: its transaction rolled back).
+    let connection = f.database.connection().unwrap();
+    let kinds: Vec<String> = records_about(&connection, &revision.id)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "execution_request",
+            "revision_lifecycle",
+            "execution_attempt",
+            "execution_verification",
+            "artifact_bundle",
+            "execution_attempt",
+            "revision_lifecycle",
+        ]
+    );
+    assert_eq!(verify_ledger(&connection).unwrap().first_break, None);
+    drop(connection);
     // Verified is not Draft: no further attempt.
     assert!(matches!(
         f.start(&revision.id, "key-2", 11),
@@ -202,7 +306,7 @@ fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_chang
     {
         let mut connection = f.database.connection().unwrap();
         let transaction = connection.transaction().unwrap();
-        fail_attempt(&transaction, &first.id, "runner: timed out").unwrap();
+        fail_attempt(&transaction, &first.id, "runner: timed out", None).unwrap();
         transaction.commit().unwrap();
         let raw = connection.execute(
             "UPDATE attempts SET state = 'active' WHERE id = ?1",
@@ -282,9 +386,7 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
             )
             .unwrap_err();
         assert!(
-            refused
-                .to_string()
-                .contains("becomes verified only from draft"),
+            refused.to_string().contains("becomes verified only"),
             "{refused}"
         );
     }
@@ -325,5 +427,136 @@ fn reconcile_fails_attempts_left_active_and_a_retry_succeeds() {
     assert_eq!(
         f.complete(&revision.id, &retry.id, true).unwrap().status,
         RevisionStatus::Verified
+    );
+}
+
+#[test]
+fn a_bundle_whose_bytes_are_missing_or_changed_in_the_store_is_refused() {
+    let f = Fixture::new();
+    let revision = f.revision(false);
+    let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
+        panic!()
+    };
+    // An artifact that was never stored.
+    let missing = f
+        .complete_with(&revision.id, &attempt.id, true, |mut bundle| {
+            bundle.artifacts.plot = ArtifactRef::of("plot.png", b"never stored");
+            bundle
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&missing, RepositoryError::Artifact { name, source: ObjectStoreError::NotFound { .. } } if name == "plot.png"),
+        "{missing}"
+    );
+    // A stored artifact whose file was changed on disk.
+    let statistics = ArtifactRef::of("statistics.json", STATISTICS);
+    f.put(STATISTICS);
+    std::fs::write(f.objects.path_of(&statistics.sha256), b"{\"cells\":[1]}").unwrap();
+    let corrupt = f.complete(&revision.id, &attempt.id, true).unwrap_err();
+    assert!(
+        matches!(&corrupt, RepositoryError::Artifact { name, source: ObjectStoreError::Corrupt { .. } } if name == "statistics.json"),
+        "{corrupt}"
+    );
+    // A size that is not the stored one.
+    std::fs::write(f.objects.path_of(&statistics.sha256), STATISTICS).unwrap();
+    let size = f
+        .complete_with(&revision.id, &attempt.id, true, |mut bundle| {
+            bundle.artifacts.environment.size += 1;
+            bundle
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&size, RepositoryError::ArtifactSize { name, .. } if name == "environment.json"),
+        "{size}"
+    );
+    let connection = f.database.connection().unwrap();
+    assert_eq!(
+        get_revision(&connection, &revision.id)
+            .unwrap()
+            .unwrap()
+            .status,
+        RevisionStatus::Draft
+    );
+    drop(connection);
+    assert_eq!(
+        f.complete(&revision.id, &attempt.id, true).unwrap().status,
+        RevisionStatus::Verified
+    );
+}
+
+#[test]
+fn the_database_refuses_rows_without_their_evidence_records() {
+    let f = Fixture::new();
+    let revision = f.revision(false);
+    let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
+        panic!()
+    };
+    let connection = f.database.connection().unwrap();
+    // A succeeded attempt without a bundle.
+    let refused = connection
+        .execute(
+            "UPDATE attempts SET state = 'succeeded' WHERE id = ?1",
+            [&attempt.id],
+        )
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("succeeds only with an accepted artifact bundle"),
+        "{refused}"
+    );
+    // A bundle row whose artifact_bundle record does not exist (passing verification present).
+    let record = ExecutionVerificationRecord::with_hashes(
+        revision.id.clone(),
+        attempt.id.clone(),
+        digest(6),
+        &verdict(true),
+        OutputHashes {
+            analytical: Some(digest(7)),
+            image: Some(digest(8)),
+            environment: Some(digest(9)),
+        },
+        "2026-12-03T09:00:00.000000Z".into(),
+    );
+    let mut connection = connection;
+    let transaction = connection.transaction().unwrap();
+    let verification = *append_evidence(&transaction, record).unwrap().record_hash();
+    let refused = transaction
+        .execute(
+            "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
+                statistics_hash, environment_hash, snapshot_id, verification_hash, record_hash,
+                accepted_at)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5, ?6, ?6, '2026-12-03T09:00:00.000000Z')",
+            rusqlite::params![
+                revision.id,
+                attempt.id,
+                revision.script_hash,
+                digest(8).to_hex(),
+                revision.snapshot_id,
+                verification.to_hex()
+            ],
+        )
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("needs its artifact_bundle evidence record"),
+        "{refused}"
+    );
+    drop(transaction);
+    // A bundle for another script than the revision's own: its record names that script, so
+    // the record matches but the revision does not.
+    drop(connection);
+    let other = f
+        .complete_with(&revision.id, &attempt.id, true, |mut bundle| {
+            bundle.artifacts.script = f.artifact("script.R", b"another script\n");
+            bundle
+        })
+        .unwrap_err();
+    assert!(
+        other
+            .to_string()
+            .contains("the revision's own script and snapshot"),
+        "{other}"
     );
 }

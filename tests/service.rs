@@ -10,11 +10,15 @@ use std::{path::PathBuf, sync::Arc};
 
 use adamviz::{
     domain::{digest::Sha256Digest, matcher::propose_draft, spec::YScale},
+    evidence::{kinds::verify_stored, record::Unverified, revision_context::RevisionContextRecord},
     ingest::{confirm::confirm_spec, profile::profile_table, read_dataset, table::Table},
-    runner::Runner,
+    runner::{RunFailure, Runner, RunnerConfig},
     service::execution::{ExecutionService, ServiceError, UploadInfo},
     store::{
-        db::Database, ledger::verify_ledger, objects::ObjectStore, repository::RevisionStatus,
+        db::Database,
+        ledger::{records_about, verify_ledger},
+        objects::ObjectStore,
+        repository::{get_attempt, RevisionStatus},
     },
 };
 use r_fixtures::test_config;
@@ -41,11 +45,40 @@ fn pilot() -> Pilot {
 }
 
 fn service(dir: &std::path::Path) -> ExecutionService {
+    service_with(dir, test_config(&dir.join("runs")))
+}
+
+fn service_with(dir: &std::path::Path, config: RunnerConfig) -> ExecutionService {
     let database = Database::open_in(dir).unwrap();
     let objects = ObjectStore::open(dir).unwrap();
-    let runner = Runner::new(test_config(&dir.join("runs")));
-    ExecutionService::new(database, objects, Arc::new(runner))
+    ExecutionService::new(database, objects, Arc::new(Runner::new(config)))
 }
+
+/// The kinds of the records about `revision`, each verified as its typed record.
+fn record_kinds(service: &ExecutionService, revision: &str) -> Vec<String> {
+    let connection = service.database().connection().unwrap();
+    records_about(&connection, revision)
+        .unwrap()
+        .into_iter()
+        .map(|stored| {
+            let previous = Sha256Digest::try_from(stored.previous_hash.clone()).unwrap();
+            verify_stored(&stored.kind, &stored.record, &previous)
+                .unwrap_or_else(|e| panic!("record {} does not verify: {e}", stored.seq));
+            stored.kind
+        })
+        .collect()
+}
+
+const VERIFIED_KINDS: [&str; 8] = [
+    "execution_request",
+    "revision_lifecycle",
+    "execution_attempt",
+    "execution_verification",
+    "artifact_bundle",
+    "execution_attempt",
+    "revision_lifecycle",
+    "revision_context",
+];
 
 #[test]
 fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
@@ -91,6 +124,44 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                 (RevisionStatus::Verified, 2),
                 "{question}"
             );
+            assert_eq!(record_kinds(&service, &made.revision.id), VERIFIED_KINDS);
+            // The context holds everything to reproduce: spec, source, records, result.
+            let connection = service.database().connection().unwrap();
+            let context = records_about(&connection, &made.revision.id)
+                .unwrap()
+                .pop()
+                .unwrap();
+            let context = Unverified::<RevisionContextRecord>::parse(&context.record)
+                .unwrap()
+                .verify(&Sha256Digest::try_from(context.previous_hash).unwrap())
+                .unwrap();
+            let context = context.record();
+            assert_eq!(context.question, question);
+            assert_eq!(Some(context.record_hash), outcome.context_hash);
+            assert_eq!(context.spec_hash, made.prepared.script.spec_hash);
+            assert_eq!(context.source.file_name, "adlbc.xpt");
+            assert_eq!(context.source.row_count, 74_264);
+            assert_eq!(context.snapshot.snapshot_hash, made.prepared.snapshot_hash);
+            assert_eq!(
+                context.snapshot.row_count,
+                made.prepared.snapshot.rows.len() as u64
+            );
+            assert_eq!(
+                context
+                    .snapshot
+                    .columns
+                    .iter()
+                    .map(|c| c.role.as_str())
+                    .collect::<Vec<_>>(),
+                ["subject", "treatment", "visit", "visit_order", "value"]
+            );
+            let r_version = context.result["environment"]["r_version"].as_str().unwrap();
+            assert!(r_version.starts_with("R version "), "{r_version}");
+            assert_eq!(
+                Some(context.outputs.analytical_hash).map(|h| h.to_hex()),
+                outcome.revision.analytical_hash
+            );
+            drop(connection);
             // The same key again: the same (ended) attempt, nothing re-run.
             let again = service
                 .execute(
@@ -155,6 +226,18 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
             .await
             .unwrap();
         assert_eq!(retried.revision.status, RevisionStatus::Verified);
+        let kinds = record_kinds(&service, &made.revision.id);
+        assert_eq!(
+            kinds[..5],
+            [
+                "execution_request",
+                "revision_lifecycle",
+                "execution_attempt",
+                "execution_verification",
+                "execution_attempt"
+            ]
+        );
+        assert_eq!(kinds[5..], VERIFIED_KINDS[2..]);
 
         // Free scales: Experimental/Draft, no governed execution.
         let mut free = confirmed("ALT over time by arm");
@@ -178,8 +261,66 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         ));
         assert_eq!(service.reconcile().await.unwrap(), Vec::<String>::new());
     });
-    // The ledger: 4 requests + 5 verifications, intact.
+    // The ledger: three verified revisions (8 records each), the failed and retried one (5 + 6)
+    // and the free-scale one (its creation), intact.
     let connection = service.database().connection().unwrap();
     let report = verify_ledger(&connection).unwrap();
-    assert_eq!((report.records, report.first_break), (9, None));
+    assert_eq!((report.records, report.first_break), (3 * 8 + 11 + 1, None));
+}
+
+#[test]
+fn a_runner_timeout_fails_the_attempt_and_a_retry_succeeds() {
+    let pilot = pilot();
+    let dir = tempfile::tempdir().unwrap();
+    // R cannot even start in 50 ms: the run times out.
+    let mut hurried = test_config(&dir.path().join("runs"));
+    hurried.limits.wall_clock_ms = 50;
+    let impatient = service_with(dir.path(), hurried);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
+    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    runtime.block_on(async {
+        let made = impatient
+            .materialize(&spec, &pilot.table, &pilot.upload)
+            .await
+            .unwrap();
+        let run = |service: ExecutionService, key: &'static str| {
+            let (id, spec) = (made.revision.id.clone(), spec.clone());
+            let (script, snapshot) = (
+                made.prepared.script.bytes.clone(),
+                Arc::clone(&made.prepared.snapshot),
+            );
+            async move { service.execute(&id, key, &spec, script, snapshot).await }
+        };
+        let timed_out = run(impatient.clone(), "key-1").await.unwrap();
+        let result = timed_out.result.unwrap();
+        assert!(
+            matches!(result.failure, Some(RunFailure::TimedOut { .. })),
+            "{:?}",
+            result.failure
+        );
+        let verification = timed_out.verification.unwrap();
+        assert!(verification.failed.contains(&"runner_success".to_owned()));
+        assert_eq!(timed_out.revision.status, RevisionStatus::Draft);
+        let connection = impatient.database().connection().unwrap();
+        let attempt = get_attempt(&connection, &timed_out.attempt_id)
+            .unwrap()
+            .unwrap();
+        assert_eq!(attempt.state, "failed");
+        assert!(
+            attempt
+                .reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains("runner_success"),
+            "{:?}",
+            attempt.reason
+        );
+        drop(connection);
+        // The same store with a patient runner: a new key succeeds.
+        let patient = service(dir.path());
+        let retried = run(patient, "key-2").await.unwrap();
+        assert_eq!(retried.revision.status, RevisionStatus::Verified);
+    });
 }

@@ -5,10 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    record::EvidenceRecord,
-    schemas::{SchemaFile, EXECUTION_REQUEST_V1},
-};
+use super::{record::EvidenceRecord, schemas::EXECUTION_REQUEST_V1};
 use crate::{
     compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
     domain::digest::Sha256Digest,
@@ -76,23 +73,4 @@ impl ExecutionRequest {
     }
 }
 
-impl EvidenceRecord for ExecutionRequest {
-    const KIND: &'static str = "execution_request";
-
-    fn schema() -> &'static SchemaFile {
-        &EXECUTION_REQUEST_V1
-    }
-
-    fn previous_hash(&self) -> &Sha256Digest {
-        &self.previous_hash
-    }
-
-    fn record_hash(&self) -> &Sha256Digest {
-        &self.record_hash
-    }
-
-    fn set_hashes(&mut self, previous: Sha256Digest, record: Sha256Digest) {
-        self.previous_hash = previous;
-        self.record_hash = record;
-    }
-}
+crate::impl_evidence_record!(ExecutionRequest, "execution_request", EXECUTION_REQUEST_V1);

@@ -4,10 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    record::EvidenceRecord,
-    schemas::{SchemaFile, EXECUTION_VERIFICATION_V1},
-};
+use super::{record::EvidenceRecord, schemas::EXECUTION_VERIFICATION_V1};
 use crate::{
     domain::digest::Sha256Digest,
     runner::RunResult,
@@ -111,23 +108,8 @@ impl ExecutionVerificationRecord {
     }
 }
 
-impl EvidenceRecord for ExecutionVerificationRecord {
-    const KIND: &'static str = "execution_verification";
-
-    fn schema() -> &'static SchemaFile {
-        &EXECUTION_VERIFICATION_V1
-    }
-
-    fn previous_hash(&self) -> &Sha256Digest {
-        &self.previous_hash
-    }
-
-    fn record_hash(&self) -> &Sha256Digest {
-        &self.record_hash
-    }
-
-    fn set_hashes(&mut self, previous: Sha256Digest, record: Sha256Digest) {
-        self.previous_hash = previous;
-        self.record_hash = record;
-    }
-}
+crate::impl_evidence_record!(
+    ExecutionVerificationRecord,
+    "execution_verification",
+    EXECUTION_VERIFICATION_V1
+);

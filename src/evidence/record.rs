@@ -25,6 +25,38 @@ pub trait EvidenceRecord: Serialize + DeserializeOwned {
     fn set_hashes(&mut self, previous: Sha256Digest, record: Sha256Digest);
 }
 
+/// Implements [`EvidenceRecord`] for a record type with `previous_hash` and `record_hash`
+/// fields: `impl_evidence_record!(Type, "kind", SCHEMA_STATIC)`.
+#[macro_export]
+macro_rules! impl_evidence_record {
+    ($type:ty, $kind:literal, $schema:path) => {
+        impl $crate::evidence::record::EvidenceRecord for $type {
+            const KIND: &'static str = $kind;
+
+            fn schema() -> &'static $crate::evidence::schemas::SchemaFile {
+                &$schema
+            }
+
+            fn previous_hash(&self) -> &$crate::domain::digest::Sha256Digest {
+                &self.previous_hash
+            }
+
+            fn record_hash(&self) -> &$crate::domain::digest::Sha256Digest {
+                &self.record_hash
+            }
+
+            fn set_hashes(
+                &mut self,
+                previous: $crate::domain::digest::Sha256Digest,
+                record: $crate::domain::digest::Sha256Digest,
+            ) {
+                self.previous_hash = previous;
+                self.record_hash = record;
+            }
+        }
+    };
+}
+
 /// Why a record was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum EvidenceError {

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-/// One schema file and its identity.
+/// One schema file, its identity and (compiled on first use) its validator.
 #[derive(Debug)]
 pub struct SchemaFile {
     /// File name under `schemas/`.
@@ -18,37 +18,79 @@ pub struct SchemaFile {
     pub raw_sha256: &'static str,
     /// SHA-256 of the canonical JSON (lowercase hex).
     pub canonical_sha256: &'static str,
+    validator: OnceLock<Result<jsonschema::Validator, SchemaIdentityError>>,
+}
+
+/// A [`SchemaFile`] for `schemas/<file>` with its two identity constants.
+macro_rules! schema_file {
+    ($file:literal, $raw_sha256:literal, $canonical_sha256:literal) => {
+        SchemaFile::new(
+            $file,
+            include_str!(concat!("../../schemas/", $file)),
+            $raw_sha256,
+            $canonical_sha256,
+        )
+    };
 }
 
 /// `schemas/execution-request-v1.schema.json`.
-pub static EXECUTION_REQUEST_V1: SchemaFile = SchemaFile {
-    file: "execution-request-v1.schema.json",
-    raw: include_str!("../../schemas/execution-request-v1.schema.json"),
-    raw_sha256: "a30172382f361571af170d78f5a44d327b557d3449eef8ea0b108058002b5d41",
-    canonical_sha256: "709d2bfd9412bc672dcfc6aef3c62f295d54f190c5d62956a8bb481d8a9911a9",
-};
+pub static EXECUTION_REQUEST_V1: SchemaFile = schema_file!(
+    "execution-request-v1.schema.json",
+    "a30172382f361571af170d78f5a44d327b557d3449eef8ea0b108058002b5d41",
+    "709d2bfd9412bc672dcfc6aef3c62f295d54f190c5d62956a8bb481d8a9911a9"
+);
 
 /// `schemas/execution-result-v1.schema.json` (the runner's result; not a ledger record).
-pub static EXECUTION_RESULT_V1: SchemaFile = SchemaFile {
-    file: "execution-result-v1.schema.json",
-    raw: include_str!("../../schemas/execution-result-v1.schema.json"),
-    raw_sha256: "67567c97ab578bfbe4d0eb948432ee75a841a3ae7edcf38d299af84fdd49be29",
-    canonical_sha256: "27f75655cc1aa6870b911695b123ddacc7f7dfe06ff090258065e430013a44fa",
-};
+pub static EXECUTION_RESULT_V1: SchemaFile = schema_file!(
+    "execution-result-v1.schema.json",
+    "67567c97ab578bfbe4d0eb948432ee75a841a3ae7edcf38d299af84fdd49be29",
+    "27f75655cc1aa6870b911695b123ddacc7f7dfe06ff090258065e430013a44fa"
+);
+
+/// `schemas/execution-attempt-v1.schema.json`.
+pub static EXECUTION_ATTEMPT_V1: SchemaFile = schema_file!(
+    "execution-attempt-v1.schema.json",
+    "757e92ae6a639ce1fa3a71fdc24f5935f52bf5a5a72ce1f1ddba37310822125f",
+    "381c723329a9068ecca2614e80f8a775eafa74e39dbf77ec6198f07a1c2916f0"
+);
 
 /// `schemas/execution-verification-v1.schema.json`.
-pub static EXECUTION_VERIFICATION_V1: SchemaFile = SchemaFile {
-    file: "execution-verification-v1.schema.json",
-    raw: include_str!("../../schemas/execution-verification-v1.schema.json"),
-    raw_sha256: "950c00c636ad457acf971b6db25403619d835b85e17a09523ce1b915100c9f5a",
-    canonical_sha256: "a82dac7b095301c11eb8d9cd23f70689b5d4ed8148c13e4d606990e221b6e929",
-};
+pub static EXECUTION_VERIFICATION_V1: SchemaFile = schema_file!(
+    "execution-verification-v1.schema.json",
+    "950c00c636ad457acf971b6db25403619d835b85e17a09523ce1b915100c9f5a",
+    "a82dac7b095301c11eb8d9cd23f70689b5d4ed8148c13e4d606990e221b6e929"
+);
+
+/// `schemas/artifact-bundle-v1.schema.json`.
+pub static ARTIFACT_BUNDLE_V1: SchemaFile = schema_file!(
+    "artifact-bundle-v1.schema.json",
+    "164f908969c964de595187640dae75e5f0aa05b569942e1632a50aa2a8b2b047",
+    "dd3c3f5379cbfd09543747e57a1ed17680d72f3f37263bd4bda1ec8b5b5153fe"
+);
+
+/// `schemas/revision-lifecycle-v1.schema.json`.
+pub static REVISION_LIFECYCLE_V1: SchemaFile = schema_file!(
+    "revision-lifecycle-v1.schema.json",
+    "08f39f049708aa231bc36618e1252914286bdbea50949d299b1a2a1944a18ff7",
+    "f162cd5b64154e6cadca2c875bb68f993ed11d0807c5b2d984e33ae0ef183e5f"
+);
+
+/// `schemas/revision-context-v1.schema.json`.
+pub static REVISION_CONTEXT_V1: SchemaFile = schema_file!(
+    "revision-context-v1.schema.json",
+    "327d85ee5f271e9eac31fafc3b7c868e50022f77d59b426c4724109fee9c760a",
+    "d32d195372d3f46d0be165c66e286ffffec541ab889aad8353aa33ea94306d53"
+);
 
 /// Every schema adamviz knows.
-pub static ALL_SCHEMAS: [&SchemaFile; 3] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 7] = [
     &EXECUTION_REQUEST_V1,
     &EXECUTION_RESULT_V1,
+    &EXECUTION_ATTEMPT_V1,
     &EXECUTION_VERIFICATION_V1,
+    &ARTIFACT_BUNDLE_V1,
+    &REVISION_LIFECYCLE_V1,
+    &REVISION_CONTEXT_V1,
 ];
 
 /// Every violation of `schema` by `value`, as `JSON path: message` (empty when valid).
@@ -96,6 +138,22 @@ pub enum SchemaIdentityError {
 }
 
 impl SchemaFile {
+    /// A schema file `file` with text `raw` and the identity it must have.
+    pub const fn new(
+        file: &'static str,
+        raw: &'static str,
+        raw_sha256: &'static str,
+        canonical_sha256: &'static str,
+    ) -> Self {
+        Self {
+            file,
+            raw,
+            raw_sha256,
+            canonical_sha256,
+            validator: OnceLock::new(),
+        }
+    }
+
     /// Recomputes both identities of this schema.
     pub fn check_identity(&self) -> Result<(), SchemaIdentityError> {
         let raw = hex::encode(Sha256::digest(self.raw.as_bytes()));
@@ -136,36 +194,23 @@ pub fn check_schema_identities() -> Result<(), SchemaIdentityError> {
     Ok(())
 }
 
-/// The compiled validator of `schema` (compiled once).
+/// The compiled validator of `schema` (compiled once, on first use).
 pub fn compiled(
     schema: &'static SchemaFile,
 ) -> Result<&'static jsonschema::Validator, SchemaIdentityError> {
-    type Slot = OnceLock<Result<jsonschema::Validator, SchemaIdentityError>>;
-    static EXECUTION_REQUEST: Slot = OnceLock::new();
-    static EXECUTION_RESULT: Slot = OnceLock::new();
-    static EXECUTION_VERIFICATION: Slot = OnceLock::new();
-    let cell = match schema.file {
-        "execution-request-v1.schema.json" => &EXECUTION_REQUEST,
-        "execution-result-v1.schema.json" => &EXECUTION_RESULT,
-        "execution-verification-v1.schema.json" => &EXECUTION_VERIFICATION,
-        other => {
-            return Err(SchemaIdentityError::Invalid {
-                file: schema.file,
-                detail: format!("no validator slot for {other}"),
-            })
-        }
-    };
-    cell.get_or_init(|| {
-        let value: serde_json::Value =
-            serde_json::from_str(schema.raw).map_err(|e| SchemaIdentityError::Invalid {
+    schema
+        .validator
+        .get_or_init(|| {
+            let value: serde_json::Value =
+                serde_json::from_str(schema.raw).map_err(|e| SchemaIdentityError::Invalid {
+                    file: schema.file,
+                    detail: e.to_string(),
+                })?;
+            jsonschema::draft202012::new(&value).map_err(|e| SchemaIdentityError::Invalid {
                 file: schema.file,
                 detail: e.to_string(),
-            })?;
-        jsonschema::draft202012::new(&value).map_err(|e| SchemaIdentityError::Invalid {
-            file: schema.file,
-            detail: e.to_string(),
+            })
         })
-    })
-    .as_ref()
-    .map_err(Clone::clone)
+        .as_ref()
+        .map_err(Clone::clone)
 }

@@ -4,9 +4,10 @@
 //! one transaction binding the bundle, ending the attempt and promoting the revision. At start,
 //! [`ExecutionService::reconcile`] ends attempts a crash left active.
 //!
-//! Not yet recorded (next step): execution_attempt, artifact_bundle, revision_lifecycle and
-//! revision_context evidence records; the attempt, bundle and promotion are rows whose rules the
-//! database enforces, and the request and verification are chained evidence.
+//! Every step appends its evidence in the transaction that makes it: materialize the
+//! execution request and the revision's creation; start the attempt's start record; the end
+//! the verification and then either the attempt's failure, or the artifact bundle, the
+//! attempt's success, the promotion and the revision context (everything to reproduce).
 
 use std::sync::Arc;
 
@@ -21,23 +22,30 @@ use crate::{
         spec::{PlotSpec, YScale},
     },
     evidence::{
+        artifact_bundle::{ArtifactRef, BundleArtifacts, BundleToAccept},
         execution_request::ExecutionRequest,
         execution_verification::ExecutionVerificationRecord,
         record::{EvidenceError, EvidenceRecord, Unverified, Verified},
+        revision_context::{
+            ContextColumn, ContextParts, ContextSnapshot, RevisionContextRecord, RevisionInputs,
+            SourceMetadata,
+        },
     },
     ingest::{
+        profile::profile_table,
         snapshot::{snapshot_hash, write_csv, Snapshot},
-        table::Table,
+        table::{SourceFormat, Table},
     },
-    runner::{RunRequest, RunResult, Runner},
+    runner::{canonical_hash, RunRequest, RunResult, Runner},
     store::{
         db::{Database, DatabaseError},
         ledger::{append_evidence, utc_now, AppendEvidenceError},
         objects::{ObjectStore, ObjectStoreError},
         repository::{
-            attempt_id_for, complete_verified, create_revision, fail_attempt, get_attempt,
-            get_revision, insert_spec, insert_upload, new_revision_id, reconcile_active_attempts,
-            start_attempt, BundleToAccept, NewRevision, RepositoryError, Revision, StartOutcome,
+            attempt_id_for, complete_verified, create_revision, fail_attempt, get_revision,
+            get_revision_inputs, insert_spec, insert_upload, new_revision_id,
+            reconcile_active_attempts, start_attempt, NewRevision, RepositoryError, Revision,
+            RevisionStatus, StartOutcome,
         },
     },
     verify::execution::{verify_execution_result, ExecutionVerification, VerificationInput},
@@ -95,6 +103,15 @@ pub enum ServiceError {
     /// The same key names an attempt still running.
     #[error("attempt {0} for this idempotency key is still running")]
     AttemptRunning(String),
+    /// The revision has no stored inputs for its context.
+    #[error("revision {0} has no stored source metadata for its context")]
+    NoInputs(String),
+    /// A value could not be written as JSON.
+    #[error("cannot write JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The run's outputs lack a file.
+    #[error("the run passed verification but has no {0}")]
+    MissingOutput(&'static str),
 }
 
 impl From<rusqlite::Error> for ServiceError {
@@ -136,6 +153,8 @@ pub struct ExecutionOutcome {
     pub verification: Option<ExecutionVerification>,
     /// The runner's result (absent likewise).
     pub result: Option<RunResult>,
+    /// The `revision_context` record, when the revision was promoted.
+    pub context_hash: Option<Sha256Digest>,
 }
 
 /// The service over one data directory's database, objects and runner.
@@ -174,6 +193,25 @@ impl ExecutionService {
         upload: &UploadInfo,
     ) -> Result<Materialized, ServiceError> {
         let prepared = prepare_execution(spec, table, &upload.content_hash, ImageSize::default())?;
+        let inputs = RevisionInputs {
+            source: SourceMetadata {
+                content_hash: upload.content_hash,
+                file_name: upload.file_name.clone(),
+                classification: upload.classification.clone(),
+                size: upload.size,
+                format: match table.source_format {
+                    SourceFormat::Csv => "csv",
+                    SourceFormat::Xpt => "xpt",
+                }
+                .to_owned(),
+                dataset_name: table.dataset_name.clone(),
+                dataset_label: table.dataset_label.clone(),
+                row_count: table.row_count as u64,
+                column_count: table.columns.len() as u64,
+            },
+            profile_warnings: profile_table(table, upload.content_hash, spec.low_n.threshold)
+                .warnings,
+        };
         let mut csv = Vec::new();
         write_csv(&prepared.snapshot, &mut csv).map_err(|source| ObjectStoreError::Io {
             path: "snapshot.csv".into(),
@@ -240,6 +278,7 @@ impl ExecutionService {
                             snapshot_id,
                             snapshot_hash,
                             request_hash,
+                            inputs,
                         },
                     )?)
                 })();
@@ -293,7 +332,7 @@ impl ExecutionService {
                     .ok_or_else(|| ServiceError::from(RepositoryError::NoRevision(id)))
             })
             .await?;
-        if revision.status == crate::store::repository::RevisionStatus::ExperimentalDraft {
+        if revision.status == RevisionStatus::ExperimentalDraft {
             return Err(ServiceError::ExperimentalRevision(revision.id));
         }
         let request = self.request_of(&revision).await?;
@@ -336,6 +375,7 @@ impl ExecutionService {
                 revision,
                 verification: None,
                 result: None,
+                context_hash: None,
             });
         }
 
@@ -360,19 +400,21 @@ impl ExecutionService {
         });
 
         crash_point("after_run");
-        // Store the outputs first (content-addressed: a crash leaves only unreferenced objects).
-        let mut stored = Vec::new();
+        // Store the outputs first (content-addressed: a crash leaves only unreferenced objects)
+        // and re-read the snapshot object the request names.
+        let mut artifacts = None;
         if verification.passed {
             let objects = self.objects.clone();
-            let outputs = result.outputs.clone();
-            stored = tokio::task::spawn_blocking(move || {
-                outputs
-                    .iter()
-                    .map(|o| objects.put(&o.bytes, ARTIFACT_LIMIT).map(|s| s.digest))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .await
-            .map_err(|e| DatabaseError::Task(e.to_string()))??;
+            let result = result.clone();
+            let script = ArtifactRef::of("script.R", &script);
+            let snapshot_id = record.snapshot_id;
+            artifacts = Some(
+                tokio::task::spawn_blocking(move || {
+                    store_outputs(&objects, &result, script, &snapshot_id)
+                })
+                .await
+                .map_err(|e| DatabaseError::Task(e.to_string()))??,
+            );
         }
         crash_point("after_outputs_stored");
         let verification_record = ExecutionVerificationRecord::new(
@@ -383,59 +425,109 @@ impl ExecutionService {
             &result,
             utc_now(),
         );
-        let passed = verification.passed;
-        let reason = if passed {
-            String::new()
-        } else {
-            format!(
-                "verification failed: {}{}",
-                verification.failed.join(", "),
-                result
-                    .failure
-                    .as_ref()
-                    .map(|f| format!(" ({f})"))
-                    .unwrap_or_default()
-            )
+        let reason = format!(
+            "verification failed: {}{}",
+            verification.failed.join(", "),
+            result
+                .failure
+                .as_ref()
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default()
+        );
+        let completion = match artifacts {
+            Some(artifacts) => Some(Completion {
+                analytical_hash: result
+                    .analytical_hash
+                    .ok_or(ServiceError::MissingOutput("analytical hash"))?,
+                environment_fingerprint: result
+                    .environment_fingerprint
+                    .ok_or(ServiceError::MissingOutput("environment fingerprint"))?,
+                result_json: serde_json::to_value(&result)?,
+                spec_json: serde_json::from_slice(
+                    &spec
+                        .canonical_json()
+                        .map_err(|e| PrepareError::Compile(e.into()))?,
+                )?,
+                snapshot: context_snapshot(&snapshot, record),
+                request: record.clone(),
+                artifacts,
+            }),
+            None => None,
         };
-        let bundle = (passed && stored.len() == 3).then(|| BundleToAccept {
-            script_hash: record.script_hash,
-            png_hash: stored[1],
-            statistics_hash: stored[0],
-            analytical_hash: result.analytical_hash.unwrap_or(stored[0]),
-            snapshot_id: record.snapshot_id,
-            verification_hash: Sha256Digest::from_bytes([0; 32]),
-        });
-        let att = attempt_id.clone();
-        let revision = self
+        let objects = self.objects.clone();
+        let (att, rev) = (attempt_id.clone(), revision_id.to_owned());
+        let ended = self
             .database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
-                let step = (|| -> Result<(), ServiceError> {
+                let context_hash = (|| -> Result<Option<Sha256Digest>, ServiceError> {
                     let sealed = append_evidence(&transaction, verification_record)?;
-                    match bundle {
-                        Some(mut bundle) => {
-                            bundle.verification_hash = *sealed.record_hash();
-                            complete_verified(&transaction, &att, &bundle)?;
-                        }
-                        None => fail_attempt(&transaction, &att, &reason)?,
-                    }
-                    Ok(())
+                    let verification_hash = *sealed.record_hash();
+                    let Some(completion) = completion else {
+                        fail_attempt(&transaction, &att, &reason, Some(verification_hash))?;
+                        return Ok(None);
+                    };
+                    let inputs = get_revision_inputs(&transaction, &rev)?
+                        .ok_or_else(|| ServiceError::NoInputs(rev.clone()))?;
+                    let bundle = BundleToAccept {
+                        artifacts: completion.artifacts.clone(),
+                        analytical_hash: completion.analytical_hash,
+                        snapshot_hash: completion.request.snapshot_hash,
+                        verification_hash,
+                    };
+                    let completed = complete_verified(&transaction, &objects, &att, &bundle)?;
+                    let result_hash = canonical_hash(&completion.result_json);
+                    let context = RevisionContextRecord::new(
+                        ContextParts {
+                            revision_id: &rev,
+                            attempt_id: &att,
+                            spec: (&completion.spec_json, completion.request.spec_hash),
+                            inputs: &inputs,
+                            snapshot: completion.snapshot,
+                            request: &completion.request,
+                            result: (completion.result_json, result_hash),
+                            artifacts: &completion.artifacts,
+                            analytical_hash: completion.analytical_hash,
+                            environment_fingerprint: completion.environment_fingerprint,
+                            verification_hash,
+                            bundle_hash: completed.bundle_hash,
+                        },
+                        utc_now(),
+                    )?;
+                    Ok(Some(*append_evidence(&transaction, context)?.record_hash()))
                 })();
-                step?;
+                let context_hash = match context_hash {
+                    Ok(hash) => hash,
+                    Err(error) => {
+                        // Nothing of the completion is kept; the attempt still ends, failed,
+                        // so the revision stays retryable.
+                        drop(transaction);
+                        let transaction = connection.transaction()?;
+                        fail_attempt(
+                            &transaction,
+                            &att,
+                            &format!("completion refused: {error}"),
+                            None,
+                        )?;
+                        transaction.commit()?;
+                        return Err(error);
+                    }
+                };
                 crash_point("before_completion_commit");
                 transaction.commit()?;
                 crash_point("after_completion_commit");
-                let attempt = get_attempt(connection, &att)?;
-                let revision_id = attempt.map(|a| a.revision_id).unwrap_or_default();
-                get_revision(connection, &revision_id).map_err(ServiceError::from)
+                let revision = get_revision(connection, &rev)?
+                    .ok_or_else(|| RepositoryError::NoRevision(rev.clone()))?;
+                Ok::<_, ServiceError>((revision, context_hash))
             })
-            .await?
-            .ok_or_else(|| RepositoryError::NoRevision(revision_id.to_owned()))?;
+            .await?;
+        let (revision, context_hash) = ended;
         Ok(ExecutionOutcome {
             attempt_id,
             revision,
             verification: Some(verification),
             result: Some(result),
+            context_hash,
         })
     }
 
@@ -457,5 +549,70 @@ impl ExecutionService {
             tracing::warn!(attempt = %id, "reconciled an attempt left active: marked failed, its revision stays retryable");
         }
         Ok(ids)
+    }
+}
+
+/// What a passing attempt's completion needs, gathered before its transaction.
+struct Completion {
+    artifacts: BundleArtifacts,
+    analytical_hash: Sha256Digest,
+    environment_fingerprint: Sha256Digest,
+    result_json: serde_json::Value,
+    spec_json: serde_json::Value,
+    snapshot: ContextSnapshot,
+    request: ExecutionRequest,
+}
+
+/// Stores the run's outputs and re-reads (re-hashing) the stored snapshot object; returns
+/// the bundle's artifacts.
+fn store_outputs(
+    objects: &ObjectStore,
+    result: &RunResult,
+    script: ArtifactRef,
+    snapshot_id: &Sha256Digest,
+) -> Result<BundleArtifacts, ServiceError> {
+    let stored = |name: &'static str| -> Result<ArtifactRef, ServiceError> {
+        let output = result
+            .output(name)
+            .ok_or(ServiceError::MissingOutput(name))?;
+        let object = objects.put(&output.bytes, ARTIFACT_LIMIT)?;
+        Ok(ArtifactRef {
+            name: name.to_owned(),
+            sha256: object.digest,
+            size: object.size,
+        })
+    };
+    let plot = stored("plot.png")?;
+    let statistics = stored("statistics.json")?;
+    let environment = stored("environment.json")?;
+    let snapshot_size = objects.get(snapshot_id)?.len() as u64;
+    Ok(BundleArtifacts {
+        script,
+        plot,
+        statistics,
+        environment,
+        snapshot: ArtifactRef {
+            name: "snapshot.csv".to_owned(),
+            sha256: *snapshot_id,
+            size: snapshot_size,
+        },
+    })
+}
+
+/// The context's description of the selected records.
+fn context_snapshot(snapshot: &Snapshot, request: &ExecutionRequest) -> ContextSnapshot {
+    ContextSnapshot {
+        snapshot_id: request.snapshot_id,
+        snapshot_hash: request.snapshot_hash,
+        row_count: snapshot.rows.len() as u64,
+        columns: snapshot
+            .columns
+            .iter()
+            .map(|column| ContextColumn {
+                name: column.name.clone(),
+                class: column.class.as_str().to_owned(),
+                role: column.role.to_owned(),
+            })
+            .collect(),
     }
 }

@@ -24,6 +24,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "revisions",
         include_str!("migrations/0002_revisions.sql"),
     ),
+    (
+        3,
+        "evidence_links",
+        include_str!("migrations/0003_evidence_links.sql"),
+    ),
 ];
 
 /// File name of the database inside the data directory.

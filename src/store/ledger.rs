@@ -144,6 +144,42 @@ pub fn append_evidence<T: crate::evidence::record::EvidenceRecord>(
     Ok(sealed)
 }
 
+/// One stored record, as read (not yet verified).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRecord {
+    /// Its position.
+    pub seq: i64,
+    /// Its kind.
+    pub kind: String,
+    /// Its self-hash.
+    pub record_hash: String,
+    /// Its predecessor's.
+    pub previous_hash: String,
+    /// Its canonical bytes.
+    pub record: Vec<u8>,
+}
+
+/// Every record about revision `revision_id` (its `revision_id` field), in ledger order.
+pub fn records_about(
+    connection: &rusqlite::Connection,
+    revision_id: &str,
+) -> Result<Vec<StoredRecord>, rusqlite::Error> {
+    let mut statement = connection.prepare(
+        "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
+         WHERE json_extract(record, '$.revision_id') = ?1 ORDER BY seq",
+    )?;
+    let rows = statement.query_map([revision_id], |row| {
+        Ok(StoredRecord {
+            seq: row.get(0)?,
+            kind: row.get(1)?,
+            record_hash: row.get(2)?,
+            previous_hash: row.get(3)?,
+            record: row.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
 /// What is wrong with the first broken record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LedgerProblem {

@@ -8,42 +8,24 @@ use std::io::Read as _;
 use rusqlite::{params, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
-use crate::{domain::digest::Sha256Digest, store::ledger::utc_now};
+use crate::{
+    domain::digest::Sha256Digest,
+    evidence::{
+        artifact_bundle::ArtifactBundleRecord,
+        execution_attempt::{AttemptEvent, AttemptFacts, ExecutionAttemptRecord},
+        revision_context::RevisionInputs,
+        revision_lifecycle::{PromotionBasis, RevisionLifecycleRecord},
+    },
+    store::{
+        ledger::{append_evidence, utc_now, AppendEvidenceError},
+        objects::{ObjectStore, ObjectStoreError},
+    },
+};
 
-/// A revision's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RevisionStatus {
-    /// Fixed scales, not yet verified: governed execution may start.
-    Draft,
-    /// Free scales: preview only, never Verified.
-    ExperimentalDraft,
-    /// Promoted through passing verification and an accepted bundle.
-    Verified,
-    /// Approved by a second person (a later capability).
-    Approved,
-}
-
-impl RevisionStatus {
-    /// The stored form.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Draft => "draft",
-            Self::ExperimentalDraft => "experimental_draft",
-            Self::Verified => "verified",
-            Self::Approved => "approved",
-        }
-    }
-
-    fn parse(text: &str) -> Self {
-        match text {
-            "experimental_draft" => Self::ExperimentalDraft,
-            "verified" => Self::Verified,
-            "approved" => Self::Approved,
-            _ => Self::Draft,
-        }
-    }
-}
+pub use crate::{
+    domain::revision::RevisionStatus,
+    evidence::artifact_bundle::{ArtifactRef, BundleArtifacts, BundleToAccept},
+};
 
 /// A stored revision.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -139,6 +121,39 @@ pub enum RepositoryError {
         /// Version now.
         actual: i64,
     },
+    /// A Draft revision needs its execution request.
+    #[error("revision {0} has fixed scales (Draft) but no execution request")]
+    DraftWithoutRequest(String),
+    /// An artifact of the bundle is missing or corrupt in the object store.
+    #[error("artifact {name} of the bundle cannot be accepted: {source}")]
+    Artifact {
+        /// Its file name.
+        name: String,
+        /// What the store said.
+        #[source]
+        source: ObjectStoreError,
+    },
+    /// An artifact's stored size differs from the one offered.
+    #[error("artifact {name} is {actual} bytes in the store but the bundle says {offered}")]
+    ArtifactSize {
+        /// Its file name.
+        name: String,
+        /// The size offered.
+        offered: u64,
+        /// The stored size.
+        actual: u64,
+    },
+    /// A stored revision's inputs are not the JSON they must be.
+    #[error("revision {revision} has unreadable inputs: {detail}")]
+    Inputs {
+        /// The revision.
+        revision: String,
+        /// Why.
+        detail: String,
+    },
+    /// The evidence record of a change could not be appended.
+    #[error(transparent)]
+    Evidence(#[from] AppendEvidenceError),
     /// SQLite refused (a trigger names the rule).
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
@@ -222,9 +237,12 @@ pub struct NewRevision {
     pub snapshot_hash: Sha256Digest,
     /// The execution request's record hash (none for free scales).
     pub request_hash: Option<Sha256Digest>,
+    /// Source metadata and profile warnings, kept for the revision's context.
+    pub inputs: RevisionInputs,
 }
 
-/// Creates a revision at version 1, Draft or Experimental/Draft.
+/// Creates a revision at version 1, Draft or Experimental/Draft, and appends its
+/// `revision_lifecycle` creation record. A Draft must name its execution request.
 pub fn create_revision(
     transaction: &Transaction<'_>,
     new: &NewRevision,
@@ -234,10 +252,18 @@ pub fn create_revision(
     } else {
         RevisionStatus::Draft
     };
+    if status == RevisionStatus::Draft && new.request_hash.is_none() {
+        return Err(RepositoryError::DraftWithoutRequest(new.id.clone()));
+    }
+    let inputs = serde_json::to_vec(&new.inputs).map_err(|e| RepositoryError::Inputs {
+        revision: new.id.clone(),
+        detail: e.to_string(),
+    })?;
+    let now = utc_now();
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
-                                snapshot_hash, request_hash, created_at)
-         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8)",
+                                snapshot_hash, request_hash, created_at, inputs)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             new.id,
             new.spec_hash.to_hex(),
@@ -246,20 +272,59 @@ pub fn create_revision(
             new.snapshot_id.to_hex(),
             new.snapshot_hash.to_hex(),
             new.request_hash.map(|h| h.to_hex()),
-            utc_now()
+            now,
+            inputs
         ],
     )?;
+    append_evidence(
+        transaction,
+        RevisionLifecycleRecord::created(new.id.clone(), status, new.spec_hash, now),
+    )?;
     get_revision(transaction, &new.id)?.ok_or_else(|| RepositoryError::NoRevision(new.id.clone()))
+}
+
+/// The source metadata and profile warnings kept with revision `id`.
+pub fn get_revision_inputs(
+    connection: &rusqlite::Connection,
+    id: &str,
+) -> Result<Option<RevisionInputs>, RepositoryError> {
+    let bytes: Option<Option<Vec<u8>>> = connection
+        .query_row("SELECT inputs FROM revisions WHERE id = ?1", [id], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    let Some(bytes) = bytes.flatten() else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| RepositoryError::Inputs {
+            revision: id.to_owned(),
+            detail: e.to_string(),
+        })
 }
 
 const REVISION_COLUMNS: &str = "id, spec_hash, status, version, script_hash, snapshot_id,
     snapshot_hash, request_hash, pending_image_hash, pending_analytical_hash, created_at";
 
+/// A status column; a value the schema's CHECK should have refused is a read error, never a
+/// guess.
+fn status_column(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<RevisionStatus> {
+    let text: String = row.get(index)?;
+    RevisionStatus::parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            format!("unknown revision status {text:?}").into(),
+        )
+    })
+}
+
 fn revision_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Revision> {
     Ok(Revision {
         id: row.get(0)?,
         spec_hash: row.get(1)?,
-        status: RevisionStatus::parse(&row.get::<_, String>(2)?),
+        status: status_column(row, 2)?,
         version: row.get(3)?,
         script_hash: row.get(4)?,
         snapshot_id: row.get(5)?,
@@ -329,9 +394,32 @@ pub enum StartOutcome {
     Existing(Attempt),
 }
 
+/// The facts every evidence record of `attempt` repeats.
+fn attempt_facts(
+    connection: &rusqlite::Connection,
+    attempt: &Attempt,
+) -> Result<AttemptFacts, RepositoryError> {
+    let revision = get_revision(connection, &attempt.revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
+    let request_hash = revision
+        .request_hash
+        .and_then(|hash| Sha256Digest::try_from(hash).ok())
+        .ok_or_else(|| RepositoryError::DraftWithoutRequest(revision.id.clone()))?;
+    let fingerprint = Sha256Digest::try_from(attempt.fingerprint.clone())
+        .map_err(|_| RepositoryError::NoAttempt(attempt.id.clone()))?;
+    Ok(AttemptFacts {
+        revision_id: attempt.revision_id.clone(),
+        attempt_id: attempt.id.clone(),
+        request_hash,
+        fingerprint,
+        captured_version: attempt.captured_version,
+    })
+}
+
 /// Starts attempt `attempt_id` (see [`attempt_id_for`]) of a Draft revision, capturing its
-/// version. The same key with the same fingerprint returns the existing attempt; with another
-/// fingerprint it is refused; so is a second active attempt.
+/// version, and appends its `execution_attempt` start record. The same key with the same
+/// fingerprint returns the existing attempt; with another fingerprint it is refused; so is a
+/// second active attempt.
 pub fn start_attempt(
     transaction: &Transaction<'_>,
     revision_id: &str,
@@ -369,6 +457,7 @@ pub fn start_attempt(
             attempt,
         });
     }
+    let now = utc_now();
     transaction.execute(
         "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at)
          VALUES (?1, ?2, ?3, ?4, 'active', ?5)",
@@ -377,55 +466,95 @@ pub fn start_attempt(
             revision_id,
             fingerprint.to_hex(),
             revision.version,
-            utc_now()
+            now
         ],
     )?;
     let attempt = get_attempt(transaction, attempt_id)?
         .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    let facts = attempt_facts(transaction, &attempt)?;
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(facts, AttemptEvent::Started, None, None, now),
+    )?;
     Ok(StartOutcome::Started(attempt))
 }
 
-/// Ends an active attempt as failed, with `reason`; the revision stays as it is (retryable).
+/// Ends an active attempt as failed, with `reason` (and the verification, when one was made),
+/// and appends its `execution_attempt` failure record; the revision stays as it is
+/// (retryable).
 pub fn fail_attempt(
     transaction: &Transaction<'_>,
     attempt_id: &str,
     reason: &str,
+    verification_hash: Option<Sha256Digest>,
 ) -> Result<(), RepositoryError> {
+    let now = utc_now();
     let changed = transaction.execute(
         "UPDATE attempts SET state = 'failed', reason = ?2, ended_at = ?3
          WHERE id = ?1 AND state = 'active'",
-        params![attempt_id, reason, utc_now()],
+        params![attempt_id, reason, now],
     )?;
     if changed == 0 {
         return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
     }
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    let facts = attempt_facts(transaction, &attempt)?;
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(
+            facts,
+            AttemptEvent::Failed,
+            verification_hash,
+            Some(reason.to_owned()),
+            now,
+        ),
+    )?;
     Ok(())
 }
 
-/// The artifacts a passing attempt binds to its revision.
-#[derive(Debug, Clone)]
-pub struct BundleToAccept {
-    /// The script that ran.
-    pub script_hash: Sha256Digest,
-    /// The PNG.
-    pub png_hash: Sha256Digest,
-    /// The statistics JSON object.
-    pub statistics_hash: Sha256Digest,
-    /// The analytical (canonical statistics) hash.
-    pub analytical_hash: Sha256Digest,
-    /// The snapshot CSV object.
-    pub snapshot_id: Sha256Digest,
-    /// The passing `execution_verification` record.
-    pub verification_hash: Sha256Digest,
+/// What a completion recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completed {
+    /// The revision, now Verified.
+    pub revision: Revision,
+    /// The `artifact_bundle` record.
+    pub bundle_hash: Sha256Digest,
+    /// The `revision_lifecycle` promotion record.
+    pub lifecycle_hash: Sha256Digest,
 }
 
-/// In the caller's transaction: accepts the bundle, ends the attempt as succeeded and promotes
-/// the revision to Verified at the captured version (refused if the revision moved on).
+/// Re-reads every artifact of `bundle` from the store (re-hashing it) and checks its size.
+fn check_artifacts(objects: &ObjectStore, bundle: &BundleToAccept) -> Result<(), RepositoryError> {
+    for artifact in bundle.artifacts.all() {
+        let bytes = objects
+            .get(&artifact.sha256)
+            .map_err(|source| RepositoryError::Artifact {
+                name: artifact.name.clone(),
+                source,
+            })?;
+        if bytes.len() as u64 != artifact.size {
+            return Err(RepositoryError::ArtifactSize {
+                name: artifact.name.clone(),
+                offered: artifact.size,
+                actual: bytes.len() as u64,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// In the caller's transaction: re-checks the bundle's bytes in the store, accepts the bundle
+/// (its `artifact_bundle` record and row), ends the attempt as succeeded (row and record) and
+/// promotes the revision to Verified at the captured version (lifecycle record, then the row;
+/// refused if the revision moved on). The triggers refuse each row change whose record is
+/// missing.
 pub fn complete_verified(
     transaction: &Transaction<'_>,
+    objects: &ObjectStore,
     attempt_id: &str,
     bundle: &BundleToAccept,
-) -> Result<Revision, RepositoryError> {
+) -> Result<Completed, RepositoryError> {
     let attempt = get_attempt(transaction, attempt_id)?
         .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
     if attempt.state != "active" {
@@ -440,24 +569,67 @@ pub fn complete_verified(
             actual: revision.version,
         });
     }
+    check_artifacts(objects, bundle)?;
+    let now = utc_now();
+    let record = append_evidence(
+        transaction,
+        ArtifactBundleRecord::new(
+            revision.id.clone(),
+            attempt_id.to_owned(),
+            bundle,
+            now.clone(),
+        ),
+    )?;
+    let bundle_hash = *record.record_hash();
+    let artifacts = &bundle.artifacts;
     transaction.execute(
         "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
-                                       statistics_hash, snapshot_id, verification_hash, accepted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                       statistics_hash, environment_hash, snapshot_id,
+                                       verification_hash, record_hash, accepted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             revision.id,
             attempt_id,
-            bundle.script_hash.to_hex(),
-            bundle.png_hash.to_hex(),
-            bundle.statistics_hash.to_hex(),
-            bundle.snapshot_id.to_hex(),
+            artifacts.script.sha256.to_hex(),
+            artifacts.plot.sha256.to_hex(),
+            artifacts.statistics.sha256.to_hex(),
+            artifacts.environment.sha256.to_hex(),
+            artifacts.snapshot.sha256.to_hex(),
             bundle.verification_hash.to_hex(),
-            utc_now()
+            bundle_hash.to_hex(),
+            now
         ],
     )?;
     transaction.execute(
         "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
-        params![attempt_id, utc_now()],
+        params![attempt_id, now],
+    )?;
+    let facts = attempt_facts(transaction, &attempt)?;
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(
+            facts,
+            AttemptEvent::Succeeded,
+            Some(bundle.verification_hash),
+            None,
+            now.clone(),
+        ),
+    )?;
+    let spec_hash = Sha256Digest::try_from(revision.spec_hash.clone())
+        .map_err(|_| RepositoryError::NoRevision(revision.id.clone()))?;
+    let lifecycle = append_evidence(
+        transaction,
+        RevisionLifecycleRecord::verified(
+            revision.id.clone(),
+            attempt.captured_version + 1,
+            spec_hash,
+            PromotionBasis {
+                attempt_id: attempt_id.to_owned(),
+                bundle_hash,
+                verification_hash: bundle.verification_hash,
+            },
+            now,
+        ),
     )?;
     let promoted = transaction.execute(
         "UPDATE revisions SET status = 'verified', version = version + 1,
@@ -466,7 +638,7 @@ pub fn complete_verified(
         params![
             revision.id,
             attempt.captured_version,
-            bundle.png_hash.to_hex(),
+            artifacts.plot.sha256.to_hex(),
             bundle.analytical_hash.to_hex()
         ],
     )?;
@@ -479,11 +651,18 @@ pub fn complete_verified(
             actual: now.version,
         });
     }
-    get_revision(transaction, &revision.id)?.ok_or_else(|| RepositoryError::NoRevision(revision.id))
+    let revision = get_revision(transaction, &revision.id)?
+        .ok_or_else(|| RepositoryError::NoRevision(revision.id))?;
+    Ok(Completed {
+        revision,
+        bundle_hash,
+        lifecycle_hash: *lifecycle.record_hash(),
+    })
 }
 
-/// Marks every attempt left active (by a crash) as failed with `reason`; returns their ids.
-/// Their revisions stay as they were, so they can be retried.
+/// Marks every attempt left active (by a crash) as failed with `reason`, each with its
+/// failure record; returns their ids. Their revisions stay as they were, so they can be
+/// retried.
 pub fn reconcile_active_attempts(
     transaction: &Transaction<'_>,
     reason: &str,
@@ -495,7 +674,7 @@ pub fn reconcile_active_attempts(
         rows.collect::<Result<_, _>>()?
     };
     for id in &ids {
-        fail_attempt(transaction, id, reason)?;
+        fail_attempt(transaction, id, reason, None)?;
     }
     Ok(ids)
 }

@@ -1,0 +1,79 @@
+//! Every kind of ledger record behind one entry point: [`verify_stored`] reads stored bytes of
+//! a named kind through the typed two-step verification of that kind (schema, type, canonical
+//! form, self-hash, chain link). Used where records of all kinds are read back: `adamviz
+//! ledger verify`, the service tests, and the evidence bundle.
+
+use super::{
+    artifact_bundle::ArtifactBundleRecord,
+    execution_attempt::ExecutionAttemptRecord,
+    execution_request::ExecutionRequest,
+    execution_verification::ExecutionVerificationRecord,
+    record::{EvidenceError, EvidenceRecord, Unverified, Verified},
+    revision_context::RevisionContextRecord,
+    revision_lifecycle::RevisionLifecycleRecord,
+};
+use crate::domain::digest::Sha256Digest;
+
+/// A verified record of any kind.
+// Records are read one at a time and matched at once; boxing them would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnyRecord {
+    /// `execution_request`.
+    Request(Verified<ExecutionRequest>),
+    /// `execution_attempt`.
+    Attempt(Verified<ExecutionAttemptRecord>),
+    /// `execution_verification`.
+    Verification(Verified<ExecutionVerificationRecord>),
+    /// `artifact_bundle`.
+    Bundle(Verified<ArtifactBundleRecord>),
+    /// `revision_lifecycle`.
+    Lifecycle(Verified<RevisionLifecycleRecord>),
+    /// `revision_context`.
+    Context(Verified<RevisionContextRecord>),
+}
+
+/// Every kind adamviz writes.
+pub const KINDS: [&str; 6] = [
+    ExecutionRequest::KIND,
+    ExecutionAttemptRecord::KIND,
+    ExecutionVerificationRecord::KIND,
+    ArtifactBundleRecord::KIND,
+    RevisionLifecycleRecord::KIND,
+    RevisionContextRecord::KIND,
+];
+
+/// Why a stored record did not verify.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredRecordError {
+    /// The kind is not one adamviz writes.
+    #[error("unknown record kind {0:?}")]
+    UnknownKind(String),
+    /// The record of a known kind did not verify.
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
+}
+
+fn verify<T: EvidenceRecord>(
+    bytes: &[u8],
+    previous: &Sha256Digest,
+) -> Result<Verified<T>, EvidenceError> {
+    Unverified::<T>::parse(bytes)?.verify(previous)
+}
+
+/// Verifies `bytes`, stored as a record of `kind`, as the successor of `previous`.
+pub fn verify_stored(
+    kind: &str,
+    bytes: &[u8],
+    previous: &Sha256Digest,
+) -> Result<AnyRecord, StoredRecordError> {
+    Ok(match kind {
+        ExecutionRequest::KIND => AnyRecord::Request(verify(bytes, previous)?),
+        ExecutionAttemptRecord::KIND => AnyRecord::Attempt(verify(bytes, previous)?),
+        ExecutionVerificationRecord::KIND => AnyRecord::Verification(verify(bytes, previous)?),
+        ArtifactBundleRecord::KIND => AnyRecord::Bundle(verify(bytes, previous)?),
+        RevisionLifecycleRecord::KIND => AnyRecord::Lifecycle(verify(bytes, previous)?),
+        RevisionContextRecord::KIND => AnyRecord::Context(verify(bytes, previous)?),
+        other => return Err(StoredRecordError::UnknownKind(other.to_owned())),
+    })
+}

@@ -1,0 +1,140 @@
+//! `revision_lifecycle` (schema `revision-lifecycle-v1`): one change of a revision's status,
+//! appended in the transaction that makes it: `created` (Draft or Experimental/Draft, at
+//! version one) and `verified` (from Draft, naming the attempt, the accepted bundle and the
+//! passing verification).
+
+use serde::{Deserialize, Serialize};
+
+use super::{record::EvidenceRecord, schemas::REVISION_LIFECYCLE_V1};
+use crate::domain::{digest::Sha256Digest, revision::RevisionStatus};
+
+/// The change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifecycleEvent {
+    /// Materialized.
+    Created,
+    /// Promoted through passing verification and an accepted bundle.
+    Verified,
+}
+
+/// The record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionLifecycleRecord {
+    /// Always `revision_lifecycle`.
+    pub kind: String,
+    /// Always `revision-lifecycle-v1`.
+    pub schema_version: String,
+    /// The revision.
+    pub revision_id: String,
+    /// The change.
+    pub event: LifecycleEvent,
+    /// The status before (none at creation).
+    pub from_status: Option<RevisionStatus>,
+    /// The status after.
+    pub to_status: RevisionStatus,
+    /// The revision version after.
+    pub version: i64,
+    /// The confirmed spec.
+    pub spec_hash: Sha256Digest,
+    /// The attempt that caused it.
+    pub attempt_id: Option<String>,
+    /// The accepted `artifact_bundle` record.
+    pub bundle_hash: Option<Sha256Digest>,
+    /// The passing `execution_verification` record.
+    pub verification_hash: Option<Sha256Digest>,
+    /// When it happened.
+    pub at: String,
+    /// The predecessor's hash.
+    pub previous_hash: Sha256Digest,
+    /// The self-hash.
+    pub record_hash: Sha256Digest,
+}
+
+/// What a promotion rests on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromotionBasis {
+    /// The attempt.
+    pub attempt_id: String,
+    /// The `artifact_bundle` record.
+    pub bundle_hash: Sha256Digest,
+    /// The passing `execution_verification` record.
+    pub verification_hash: Sha256Digest,
+}
+
+impl RevisionLifecycleRecord {
+    /// The creation of `revision_id` as `status`, not yet sealed.
+    pub fn created(
+        revision_id: String,
+        status: RevisionStatus,
+        spec_hash: Sha256Digest,
+        at: String,
+    ) -> Self {
+        Self::new(
+            revision_id,
+            LifecycleEvent::Created,
+            None,
+            status,
+            1,
+            spec_hash,
+            None,
+            at,
+        )
+    }
+
+    /// The promotion of `revision_id` to Verified at `version`, not yet sealed.
+    pub fn verified(
+        revision_id: String,
+        version: i64,
+        spec_hash: Sha256Digest,
+        basis: PromotionBasis,
+        at: String,
+    ) -> Self {
+        Self::new(
+            revision_id,
+            LifecycleEvent::Verified,
+            Some(RevisionStatus::Draft),
+            RevisionStatus::Verified,
+            version,
+            spec_hash,
+            Some(basis),
+            at,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        revision_id: String,
+        event: LifecycleEvent,
+        from_status: Option<RevisionStatus>,
+        to_status: RevisionStatus,
+        version: i64,
+        spec_hash: Sha256Digest,
+        basis: Option<PromotionBasis>,
+        at: String,
+    ) -> Self {
+        Self {
+            kind: Self::KIND.to_owned(),
+            schema_version: "revision-lifecycle-v1".to_owned(),
+            revision_id,
+            event,
+            from_status,
+            to_status,
+            version,
+            spec_hash,
+            attempt_id: basis.as_ref().map(|b| b.attempt_id.clone()),
+            bundle_hash: basis.as_ref().map(|b| b.bundle_hash),
+            verification_hash: basis.as_ref().map(|b| b.verification_hash),
+            at,
+            previous_hash: Sha256Digest::from_bytes([0; 32]),
+            record_hash: Sha256Digest::from_bytes([0; 32]),
+        }
+    }
+}
+
+crate::impl_evidence_record!(
+    RevisionLifecycleRecord,
+    "revision_lifecycle",
+    REVISION_LIFECYCLE_V1
+);
