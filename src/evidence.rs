@@ -4,6 +4,7 @@
 //! verify → [`record::Verified`]); one module per kind defines its Rust type.
 
 pub mod artifact_bundle;
+pub mod canonical;
 pub mod execution_attempt;
 pub mod execution_request;
 pub mod execution_verification;

@@ -219,28 +219,41 @@ fn tampering_behind_sqlites_back_is_found_and_named() {
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(1), "{name}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
-            stderr.contains(&format!("evidence ledger record {expected_seq} ")),
-            "{name}: {stderr}"
+            stdout.contains(&format!(
+                "evidence ledger BROKEN: evidence ledger record {expected_seq} "
+            )),
+            "{name}: {stdout}"
         );
     }
 }
 
 #[test]
-fn the_cli_passes_an_intact_ledger() {
+fn the_cli_checks_each_records_schema_beyond_the_chain() {
+    // An intact chain of records that are not valid execution_request records (the bodies of
+    // these tests are free-form): the chain passes, every record fails its schema, exit 1.
     let (dir, _database) = ledger_with(3);
     let output = Command::new(env!("CARGO_BIN_EXE_adamviz"))
         .args(["ledger", "verify", "--data-dir"])
         .arg(dir.path())
         .output()
         .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        stdout.starts_with("evidence ledger OK: 3 records"),
+        "{stdout}"
     );
-    assert!(String::from_utf8_lossy(&output.stdout).starts_with("evidence ledger OK: 3 records"));
+    assert!(
+        stdout.contains("records: 0 verified against their schemas and types, 3 failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("record 1 (execution_request): the execution_request record breaks its schema execution-request-v1.schema.json"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ledger verify: FAIL"), "{stdout}");
 }
 
 #[test]

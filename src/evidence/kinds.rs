@@ -1,14 +1,14 @@
 //! Every kind of ledger record behind one entry point: [`verify_stored`] reads stored bytes of
 //! a named kind through the typed two-step verification of that kind (schema, type, canonical
-//! form, self-hash, chain link). Used where records of all kinds are read back: `adamviz
-//! ledger verify`, the service tests, and the evidence bundle.
+//! form, self-hash, chain link); [`check_schema_and_type_of`] makes only the first two checks,
+//! for `adamviz ledger verify`, whose chain pass makes the others.
 
 use super::{
     artifact_bundle::ArtifactBundleRecord,
     execution_attempt::ExecutionAttemptRecord,
     execution_request::ExecutionRequest,
     execution_verification::ExecutionVerificationRecord,
-    record::{EvidenceError, EvidenceRecord, Unverified, Verified},
+    record::{check_schema_and_type, EvidenceError, EvidenceRecord, Unverified, Verified},
     revision_context::RevisionContextRecord,
     revision_lifecycle::RevisionLifecycleRecord,
 };
@@ -76,4 +76,32 @@ pub fn verify_stored(
         RevisionContextRecord::KIND => AnyRecord::Context(verify(bytes, previous)?),
         other => return Err(StoredRecordError::UnknownKind(other.to_owned())),
     })
+}
+
+/// The schema and type checks of `kind` on a parsed record (the rest of [`verify_stored`] is
+/// the chain check, which `store::ledger::verify_ledger_with` has made already).
+pub fn check_schema_and_type_of(
+    kind: &str,
+    value: &serde_json::Value,
+) -> Result<(), StoredRecordError> {
+    match kind {
+        ExecutionRequest::KIND => check_schema_and_type::<ExecutionRequest>(value).map(drop),
+        ExecutionAttemptRecord::KIND => {
+            check_schema_and_type::<ExecutionAttemptRecord>(value).map(drop)
+        }
+        ExecutionVerificationRecord::KIND => {
+            check_schema_and_type::<ExecutionVerificationRecord>(value).map(drop)
+        }
+        ArtifactBundleRecord::KIND => {
+            check_schema_and_type::<ArtifactBundleRecord>(value).map(drop)
+        }
+        RevisionLifecycleRecord::KIND => {
+            check_schema_and_type::<RevisionLifecycleRecord>(value).map(drop)
+        }
+        RevisionContextRecord::KIND => {
+            check_schema_and_type::<RevisionContextRecord>(value).map(drop)
+        }
+        other => return Err(StoredRecordError::UnknownKind(other.to_owned())),
+    }
+    .map_err(StoredRecordError::from)
 }

@@ -6,9 +6,11 @@
 //! the code takes.
 
 use serde::{de::DeserializeOwned, Serialize};
-use sha2::{Digest, Sha256};
 
-use super::schemas::{compiled, SchemaFile, SchemaIdentityError};
+use super::{
+    canonical::canonical_forms,
+    schemas::{compiled, SchemaFile, SchemaIdentityError},
+};
 use crate::domain::digest::Sha256Digest;
 
 /// A kind of evidence record.
@@ -146,16 +148,6 @@ pub struct Unverified<T> {
     kind: std::marker::PhantomData<T>,
 }
 
-fn hash_without_record_hash(value: &serde_json::Value) -> Result<Sha256Digest, serde_json::Error> {
-    let mut value = value.clone();
-    if let Some(object) = value.as_object_mut() {
-        object.remove("record_hash");
-    }
-    Ok(Sha256Digest::from_bytes(
-        Sha256::digest(serde_jcs::to_vec(&value)?).into(),
-    ))
-}
-
 impl<T: EvidenceRecord> Unverified<T> {
     /// Parses `bytes` as JSON; nothing else is checked yet.
     pub fn parse(bytes: &[u8]) -> Result<Self, EvidenceError> {
@@ -174,33 +166,16 @@ impl<T: EvidenceRecord> Unverified<T> {
     /// 4. its self-hash matches its content;
     /// 5. it names `expected_previous` as its predecessor.
     pub fn verify(self, expected_previous: &Sha256Digest) -> Result<Verified<T>, EvidenceError> {
-        // 1. Schema.
-        let schema = T::schema();
-        let validator = compiled(schema)?;
-        let violations: Vec<String> = validator
-            .iter_errors(&self.value)
-            .map(|error| format!("{}: {error}", error.instance_path()))
-            .collect();
-        if !violations.is_empty() {
-            return Err(EvidenceError::Schema {
-                kind: T::KIND,
-                schema: schema.file,
-                violations,
-            });
-        }
-        // 2. Type.
-        let record: T =
-            serde_json::from_value(self.value.clone()).map_err(|source| EvidenceError::Type {
-                kind: T::KIND,
-                source,
-            })?;
+        // 1. and 2.
+        let record = check_schema_and_type::<T>(&self.value)?;
         // 3. Canonical form.
-        let canonical = serde_jcs::to_vec(&self.value).map_err(EvidenceError::Json)?;
-        if canonical != self.bytes {
+        let forms = canonical_forms(&self.value).map_err(EvidenceError::Json)?;
+        if forms.full != self.bytes {
             return Err(EvidenceError::NotCanonical { kind: T::KIND });
         }
+        let canonical = forms.full.clone();
         // 4. Self-hash.
-        let actual = hash_without_record_hash(&self.value).map_err(EvidenceError::Json)?;
+        let actual = forms.self_hash();
         if &actual != record.record_hash() {
             return Err(EvidenceError::SelfHash {
                 kind: T::KIND,
@@ -220,6 +195,31 @@ impl<T: EvidenceRecord> Unverified<T> {
     }
 }
 
+/// Steps 1 and 2 of [`Unverified::verify`] on a parsed record: its kind's JSON Schema (every
+/// violation reported) and its Rust type (unknown fields refused). The ledger audit uses it
+/// for records whose canonical form, self-hash and link it has already checked.
+pub fn check_schema_and_type<T: EvidenceRecord>(
+    value: &serde_json::Value,
+) -> Result<T, EvidenceError> {
+    let schema = T::schema();
+    let validator = compiled(schema)?;
+    let violations: Vec<String> = validator
+        .iter_errors(value)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect();
+    if !violations.is_empty() {
+        return Err(EvidenceError::Schema {
+            kind: T::KIND,
+            schema: schema.file,
+            violations,
+        });
+    }
+    T::deserialize(value).map_err(|source| EvidenceError::Type {
+        kind: T::KIND,
+        source,
+    })
+}
+
 /// Seals `record` as the successor of `previous`: sets the hashes, writes the canonical bytes,
 /// and reads the record back from them through [`Unverified::verify`] (so a record that breaks
 /// its schema is never written).
@@ -229,7 +229,9 @@ pub fn seal<T: EvidenceRecord>(
 ) -> Result<Verified<T>, EvidenceError> {
     record.set_hashes(previous, Sha256Digest::from_bytes([0; 32]));
     let value = serde_json::to_value(&record).map_err(EvidenceError::Json)?;
-    let hash = hash_without_record_hash(&value).map_err(EvidenceError::Json)?;
+    let hash = canonical_forms(&value)
+        .map_err(EvidenceError::Json)?
+        .self_hash();
     record.set_hashes(previous, hash);
     let canonical = serde_jcs::to_vec(&record).map_err(EvidenceError::Json)?;
     Unverified::<T>::parse(&canonical)?.verify(&previous)

@@ -97,7 +97,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(bench::BenchCommand::Governed(args)) => {
             bench_governed::run_governed_bench(args).await
         }
-        Command::Bench(bench::BenchCommand::Ledger(args)) => bench_ledger::run_ledger_bench(args),
+        Command::Bench(bench::BenchCommand::Ledger(args)) => {
+            bench_ledger::run_ledger_bench(args).await
+        }
         Command::Bench(bench::BenchCommand::Execute(args)) => {
             bench_execute::run_execute_bench(args).await
         }

@@ -265,6 +265,16 @@ fn text_column(row: &rusqlite::Row<'_>, index: usize) -> Result<String, rusqlite
 /// indexed columns, and that no position is missing (also after the last record, from SQLite's
 /// own counter of issued positions).
 pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, rusqlite::Error> {
+    verify_ledger_with(connection, |_, _, _| {})
+}
+
+/// [`verify_ledger`], handing each record that passed (position, kind, parsed record) to
+/// `each_intact` before going on: the audit checks schemas and types there without parsing or
+/// hashing anything twice.
+pub fn verify_ledger_with(
+    connection: &rusqlite::Connection,
+    mut each_intact: impl FnMut(i64, &str, &Value),
+) -> Result<LedgerReport, rusqlite::Error> {
     let mut statement = connection.prepare(
         "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger ORDER BY seq",
     )?;
@@ -301,12 +311,19 @@ pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, 
                 to: seq - 1,
             });
         }
-        let Ok(Value::Object(mut record)) = serde_json::from_slice::<Value>(&bytes) else {
-            return broken(LedgerProblem::NotAnObject);
+        let value = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => return broken(LedgerProblem::NotAnObject),
         };
-        if serde_jcs::to_vec(&record).ok().as_deref() != Some(bytes.as_slice()) {
+        let Ok(forms) = crate::evidence::canonical::canonical_forms(&value) else {
+            return broken(LedgerProblem::NotCanonical);
+        };
+        if forms.full != bytes {
             return broken(LedgerProblem::NotCanonical);
         }
+        let Value::Object(record) = &value else {
+            unreachable!("checked above")
+        };
         let field = |record: &Map<String, Value>, name: &str| {
             record
                 .get(name)
@@ -314,13 +331,12 @@ pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, 
                 .unwrap_or_default()
                 .to_owned()
         };
-        let claimed = field(&record, "record_hash");
-        record.remove("record_hash");
-        let actual = self_hash(&record).unwrap_or_default();
+        let claimed = field(record, "record_hash");
+        let actual = forms.self_hash().to_hex();
         if claimed != actual {
             return broken(LedgerProblem::SelfHashMismatch { claimed, actual });
         }
-        let named_previous = field(&record, "previous_hash");
+        let named_previous = field(record, "previous_hash");
         if named_previous != expected_previous {
             return broken(LedgerProblem::BrokenLink {
                 claimed: named_previous,
@@ -330,7 +346,7 @@ pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, 
         for (column, column_value, record_value) in [
             ("record_hash", &record_hash, &claimed),
             ("previous_hash", &previous_hash, &named_previous),
-            ("kind", &kind, &field(&record, "kind")),
+            ("kind", &kind, &field(record, "kind")),
         ] {
             if column_value != record_value {
                 return broken(LedgerProblem::ColumnMismatch {
@@ -340,6 +356,7 @@ pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, 
                 });
             }
         }
+        each_intact(seq, &kind, &value);
         expected_previous = claimed;
         expected_seq += 1;
         records += 1;

@@ -38,7 +38,7 @@ pub enum BenchCommand {
     Execute(super::bench_execute::ExecuteBenchArgs),
     /// The governed path end to end against the R run inside it.
     Governed(super::bench_governed::GovernedBenchArgs),
-    /// `verify_ledger` over the records of many revisions.
+    /// `adamviz ledger verify` over the records of many revisions.
     Ledger(super::bench_ledger::LedgerBenchArgs),
 }
 

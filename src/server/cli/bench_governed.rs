@@ -33,34 +33,88 @@ pub struct GovernedBenchArgs {
     pub repeats: usize,
 }
 
+/// The pilot's data, a confirmed spec for a question, and a service over a fresh temporary
+/// data directory: what the governed and the ledger benchmarks start from.
+pub(super) struct GovernedFixture {
+    pub spec: crate::domain::spec::PlotSpec,
+    pub table: crate::ingest::table::Table,
+    pub upload: UploadInfo,
+    pub service: ExecutionService,
+    /// Kept alive for the service's data directory.
+    pub _work: tempfile::TempDir,
+}
+
+impl GovernedFixture {
+    /// Reads `data`, confirms the proposed spec for `question` and opens a fresh service.
+    pub fn new(data: &std::path::Path, question: &str) -> anyhow::Result<Self> {
+        let bytes =
+            std::fs::read(data).with_context(|| format!("cannot read {}", data.display()))?;
+        let content_hash =
+            Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&bytes).into());
+        let table = crate::ingest::read_dataset(&bytes)?;
+        let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
+        let (draft, _) = propose_draft(question, &profile)?;
+        let spec = match confirm_spec(&draft, &table, content_hash) {
+            Ok(spec) => spec,
+            Err(errors) => bail!("the proposed spec does not confirm: {errors:?}"),
+        };
+        let upload = UploadInfo {
+            content_hash,
+            classification: "deidentified".into(),
+            file_name: "bench.xpt".into(),
+            size: bytes.len() as u64,
+        };
+        let work = tempfile::tempdir()?;
+        let database = Database::open_in(work.path())?;
+        let mut config = RunnerConfig::new();
+        config.work_root = work.path().join("runs");
+        let service = ExecutionService::new(
+            database,
+            ObjectStore::open(work.path())?,
+            Arc::new(Runner::new(config)),
+        );
+        Ok(Self {
+            spec,
+            table,
+            upload,
+            service,
+            _work: work,
+        })
+    }
+
+    /// Materializes and executes the spec once; the outcome must be Verified.
+    pub async fn governed_run(
+        &self,
+        key: &str,
+    ) -> anyhow::Result<(crate::service::execution::ExecutionOutcome, Instant)> {
+        let started = Instant::now();
+        let made = self
+            .service
+            .materialize(&self.spec, &self.table, &self.upload)
+            .await?;
+        let outcome = self
+            .service
+            .execute(
+                &made.revision.id,
+                key,
+                &self.spec,
+                made.prepared.script.bytes.clone(),
+                Arc::clone(&made.prepared.snapshot),
+            )
+            .await?;
+        if outcome.revision.status != RevisionStatus::Verified {
+            bail!(
+                "the governed run did not end Verified: {:?}",
+                outcome.verification
+            );
+        }
+        Ok((outcome, started))
+    }
+}
+
 /// Runs `adamviz bench governed`.
 pub async fn run_governed_bench(args: GovernedBenchArgs) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.data)
-        .with_context(|| format!("cannot read {}", args.data.display()))?;
-    let content_hash =
-        Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&bytes).into());
-    let table = crate::ingest::read_dataset(&bytes)?;
-    let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
-    let (draft, _) = propose_draft(&args.question, &profile)?;
-    let spec = match confirm_spec(&draft, &table, content_hash) {
-        Ok(spec) => spec,
-        Err(errors) => bail!("the proposed spec does not confirm: {errors:?}"),
-    };
-    let upload = UploadInfo {
-        content_hash,
-        classification: "deidentified".into(),
-        file_name: "bench.xpt".into(),
-        size: bytes.len() as u64,
-    };
-    let work = tempfile::tempdir()?;
-    let database = Database::open_in(work.path())?;
-    let mut config = RunnerConfig::new();
-    config.work_root = work.path().join("runs");
-    let service = ExecutionService::new(
-        database,
-        ObjectStore::open(work.path())?,
-        Arc::new(Runner::new(config)),
-    );
+    let fixture = GovernedFixture::new(&args.data, &args.question)?;
     println!(
         "adamviz bench governed: {} — {:?}, {} rounds",
         args.data.display(),
@@ -69,24 +123,8 @@ pub async fn run_governed_bench(args: GovernedBenchArgs) -> anyhow::Result<()> {
     );
     let (mut totals, mut r_runs, mut overheads) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..=args.repeats {
-        let started = Instant::now();
-        let made = service.materialize(&spec, &table, &upload).await?;
-        let outcome = service
-            .execute(
-                &made.revision.id,
-                "bench",
-                &spec,
-                made.prepared.script.bytes.clone(),
-                Arc::clone(&made.prepared.snapshot),
-            )
-            .await?;
+        let (outcome, started) = fixture.governed_run("bench").await?;
         let total = started.elapsed().as_secs_f64();
-        if outcome.revision.status != RevisionStatus::Verified {
-            bail!(
-                "round {round} did not end Verified: {:?}",
-                outcome.verification
-            );
-        }
         let r_run = outcome
             .result
             .map_or(0.0, |r| r.duration_ms as f64 / 1000.0);

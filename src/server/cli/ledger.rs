@@ -1,18 +1,24 @@
-//! `adamviz ledger verify`: re-checks the whole evidence ledger of a data directory (every
-//! record's canonical form, self-hash and link, and that none is missing) and names the first
-//! broken record.
+//! `adamviz ledger verify`: audits a data directory (see `store::audit`): the ledger's chain
+//! (naming the first broken record), every record against its schema and type, and every
+//! artifact of every accepted bundle re-hashed from the store; prints each problem and exits 1
+//! if there is any.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand};
 
-use crate::store::{db::Database, db::DATABASE_FILE, ledger::verify_ledger};
+use crate::store::{
+    audit::{audit, AuditReport},
+    db::{Database, DATABASE_FILE},
+    objects::ObjectStore,
+};
 
 /// `adamviz ledger …`.
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
-    /// Re-check every record of the evidence ledger; exit 1 naming the first broken one.
+    /// Re-check the evidence ledger (chain, schemas, types) and every accepted bundle's
+    /// artifacts; exit 1 naming each problem.
     Verify(LedgerArgs),
 }
 
@@ -33,20 +39,63 @@ pub fn run(command: LedgerCommand) -> anyhow::Result<()> {
     }
     let database =
         Database::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let objects = ObjectStore::open(&args.data_dir)?;
     let connection = database.connection()?;
     let started = std::time::Instant::now();
-    let report = verify_ledger(&connection)?;
+    let report = audit(&connection, &objects)?;
     let elapsed = started.elapsed();
-    match report.first_break {
-        None => {
-            println!(
-                "evidence ledger OK: {} records verified in {:.3} s, head {}",
-                report.records,
-                elapsed.as_secs_f64(),
-                report.head
-            );
-            Ok(())
-        }
-        Some(broken) => bail!("{broken}\n({} records before it verified)", report.records),
+    print!("{}", describe(&report));
+    println!(
+        "ledger verify: {} in {:.3} s",
+        if report.passed() { "PASS" } else { "FAIL" },
+        elapsed.as_secs_f64()
+    );
+    if !report.passed() {
+        bail!("the evidence does not verify: see the problems above");
     }
+    Ok(())
+}
+
+/// The report as text: one line per pass, then one per problem.
+fn describe(report: &AuditReport) -> String {
+    let mut text = String::new();
+    let ledger = &report.ledger;
+    match &ledger.first_break {
+        None => text.push_str(&format!(
+            "evidence ledger OK: {} records verified, chain intact, head {}\n",
+            ledger.records, ledger.head
+        )),
+        Some(broken) => text.push_str(&format!(
+            "evidence ledger BROKEN: {broken} ({} records before it verified)\n",
+            ledger.records
+        )),
+    }
+    text.push_str(&format!(
+        "records: {} verified against their schemas and types, {} failed\n",
+        report.records_verified,
+        report.record_problems.len()
+    ));
+    for problem in &report.record_problems {
+        text.push_str(&format!(
+            "  record {} ({}): {}\n",
+            problem.seq, problem.kind, problem.detail
+        ));
+    }
+    text.push_str(&format!(
+        "artifacts: {} of {} accepted bundles re-hashed intact, {} failed\n",
+        report.artifacts_verified,
+        report.bundles,
+        report.artifact_problems.len()
+    ));
+    for problem in &report.artifact_problems {
+        text.push_str(&format!(
+            "  artifact {} of revision {} (object {}, {}): {}\n",
+            problem.name,
+            problem.revision_id,
+            problem.digest,
+            problem.path.display(),
+            problem.detail
+        ));
+    }
+    text
 }
