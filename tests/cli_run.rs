@@ -62,6 +62,27 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
     )))
     .unwrap();
     assert_eq!(shown["status"], "verified");
+    let kinds: Vec<&str> = shown["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| record["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "execution_request",
+            "revision_lifecycle",
+            "execution_attempt",
+            "execution_verification",
+            "artifact_bundle",
+            "execution_attempt",
+            "revision_lifecycle",
+            "revision_context"
+        ]
+    );
+    let text = stdout(&adamviz(&["revisions", "show", &id], dir.path()));
+    assert!(text.contains("draft → verified (version 2)"), "{text}");
     let ledger = stdout(&adamviz(&["ledger", "verify"], dir.path()));
     assert!(
         ledger.starts_with("evidence ledger OK: 8 records"),

@@ -18,7 +18,7 @@ use adamviz::{
         db::Database,
         ledger::{records_about, verify_ledger},
         objects::ObjectStore,
-        repository::{get_attempt, RevisionStatus},
+        repository::{get_attempt, RepositoryError, RevisionStatus},
     },
 };
 use r_fixtures::test_config;
@@ -322,5 +322,58 @@ fn a_runner_timeout_fails_the_attempt_and_a_retry_succeeds() {
         let patient = service(dir.path());
         let retried = run(patient, "key-2").await.unwrap();
         assert_eq!(retried.revision.status, RevisionStatus::Verified);
+    });
+}
+
+#[test]
+fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
+    let pilot = pilot();
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
+    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    runtime.block_on(async {
+        let made = service
+            .materialize(&spec, &pilot.table, &pilot.upload)
+            .await
+            .unwrap();
+        let run = |key: &'static str| {
+            let service = service.clone();
+            let (id, spec) = (made.revision.id.clone(), spec.clone());
+            let (script, snapshot) = (
+                made.prepared.script.bytes.clone(),
+                Arc::clone(&made.prepared.snapshot),
+            );
+            tokio::spawn(async move { service.execute(&id, key, &spec, script, snapshot).await })
+        };
+        // Two keys and a repeat of the first, all at once: one attempt runs, the other key is
+        // refused while it is active, and the repeated key is told its attempt is running.
+        let (a, b, again) = (run("key-a"), run("key-b"), run("key-a"));
+        let outcomes = [a.await.unwrap(), b.await.unwrap(), again.await.unwrap()];
+        let verified = outcomes
+            .iter()
+            .filter(|o| {
+                matches!(o, Ok(outcome) if outcome.revision.status == RevisionStatus::Verified
+                    && outcome.result.is_some())
+            })
+            .count();
+        assert_eq!(verified, 1, "{outcomes:#?}");
+        for outcome in &outcomes {
+            match outcome {
+                Ok(_) => {}
+                Err(ServiceError::Repository(RepositoryError::AnotherActiveAttempt { .. }))
+                | Err(ServiceError::AttemptRunning(_)) => {}
+                // Started after the winner ended: the revision is Verified, no longer Draft.
+                Err(ServiceError::Repository(RepositoryError::NotDraft { .. })) => {}
+                Err(other) => panic!("unexpected refusal: {other}"),
+            }
+        }
+        let connection = service.database().connection().unwrap();
+        let attempts: i64 = connection
+            .query_row("SELECT count(*) FROM attempts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(attempts, 1, "only one attempt was ever started");
     });
 }

@@ -103,7 +103,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             let transaction = connection.transaction()?;
             let ids = crate::store::repository::reconcile_active_attempts(
                 &transaction,
-                "the server stopped before this attempt ended; reconciled at start",
+                crate::store::repository::RECONCILED_AT_START,
             )?;
             transaction.commit()?;
             Ok::<_, anyhow::Error>(ids)

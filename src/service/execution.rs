@@ -539,7 +539,7 @@ impl ExecutionService {
                 let transaction = connection.transaction()?;
                 let ids = reconcile_active_attempts(
                     &transaction,
-                    "the server stopped before this attempt ended; reconciled at start",
+                    crate::store::repository::RECONCILED_AT_START,
                 )?;
                 transaction.commit()?;
                 Ok::<_, ServiceError>(ids)

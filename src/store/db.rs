@@ -106,6 +106,10 @@ impl Database {
             connection.busy_timeout(std::time::Duration::from_secs(5))?;
             connection.pragma_update(None, "foreign_keys", "ON")?;
             connection.pragma_update(None, "synchronous", "FULL")?;
+            // Every transaction takes the write lock when it begins (waiting up to the busy
+            // timeout): a deferred one that reads and then writes fails at once with "database
+            // is locked" when another writer committed in between.
+            connection.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
             Ok(())
         });
         // Connections are opened on demand: one opening in the background while another holds

@@ -660,6 +660,10 @@ pub fn complete_verified(
     })
 }
 
+/// The reason recorded for attempts reconciled at start.
+pub const RECONCILED_AT_START: &str =
+    "the server stopped before this attempt ended; reconciled at start";
+
 /// Marks every attempt left active (by a crash) as failed with `reason`, each with its
 /// failure record; returns their ids. Their revisions stay as they were, so they can be
 /// retried.

@@ -82,7 +82,7 @@ fn describe(report: &AuditReport) -> String {
         ));
     }
     text.push_str(&format!(
-        "artifacts: {} of {} accepted bundles re-hashed intact, {} failed\n",
+        "artifacts: {} re-hashed intact from {} accepted bundles, {} failed\n",
         report.artifacts_verified,
         report.bundles,
         report.artifact_problems.len()

@@ -12,6 +12,7 @@ use crate::{
     service::execution::{ExecutionService, UploadInfo},
     store::{
         db::Database,
+        ledger::records_about,
         objects::ObjectStore,
         repository::{get_revision, list_revisions, RevisionStatus},
     },
@@ -137,6 +138,9 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
     if let Some(hash) = &outcome.revision.analytical_hash {
         println!("analytical hash: {hash}");
     }
+    if let Some(hash) = &outcome.context_hash {
+        println!("context record: {hash}");
+    }
     if outcome.revision.status != RevisionStatus::Verified {
         bail!("revision {} did not become Verified", outcome.revision.id);
     }
@@ -167,8 +171,23 @@ pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
             let Some(revision) = get_revision(&connection, &id)? else {
                 bail!("there is no revision {id} in {}", data.data_dir.display());
             };
+            let evidence: Vec<serde_json::Value> = records_about(&connection, &revision.id)?
+                .into_iter()
+                .map(|stored| {
+                    let record: serde_json::Value =
+                        serde_json::from_slice(&stored.record).unwrap_or_default();
+                    serde_json::json!({
+                        "seq": stored.seq,
+                        "kind": stored.kind,
+                        "record_hash": stored.record_hash,
+                        "summary": summary(&record),
+                    })
+                })
+                .collect();
             if json {
-                println!("{}", serde_json::to_string_pretty(&revision)?);
+                let mut shown = serde_json::to_value(&revision)?;
+                shown["evidence"] = serde_json::Value::Array(evidence);
+                println!("{}", serde_json::to_string_pretty(&shown)?);
             } else {
                 println!(
                     "revision {} — {} (version {})",
@@ -195,8 +214,46 @@ pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
                     revision.analytical_hash.as_deref().unwrap_or("pending")
                 );
                 println!("created:         {}", revision.created_at);
+                println!("evidence ({} records, in ledger order):", evidence.len());
+                for record in &evidence {
+                    println!(
+                        "  #{:<5} {:<24} {}  {}",
+                        record["seq"].as_i64().unwrap_or_default(),
+                        record["kind"].as_str().unwrap_or_default(),
+                        &record["record_hash"].as_str().unwrap_or_default()[..16],
+                        record["summary"].as_str().unwrap_or_default()
+                    );
+                }
             }
             Ok(())
         }
+    }
+}
+
+/// A few words on what a record says, for listings.
+fn summary(record: &serde_json::Value) -> String {
+    let text = |field: &str| record[field].as_str().unwrap_or_default().to_owned();
+    let short = |field: &str| text(field).chars().take(12).collect::<String>();
+    match record["kind"].as_str().unwrap_or_default() {
+        "execution_request" => format!(
+            "script {} snapshot {}",
+            short("script_hash"),
+            short("snapshot_hash")
+        ),
+        "execution_attempt" => match record["reason"].as_str() {
+            Some(reason) => format!("{} {}: {reason}", text("event"), text("attempt_id")),
+            None => format!("{} {}", text("event"), text("attempt_id")),
+        },
+        "execution_verification" if record["passed"] == true => "passed: every check".to_owned(),
+        "execution_verification" => format!("failed: {}", record["failed"]),
+        "artifact_bundle" => format!("accepted, image {}", short("image_hash")),
+        "revision_lifecycle" => format!(
+            "{} → {} (version {})",
+            record["from_status"].as_str().unwrap_or("new"),
+            text("to_status"),
+            record["version"]
+        ),
+        "revision_context" => format!("question {:?}", text("question")),
+        _ => String::new(),
     }
 }
