@@ -45,6 +45,8 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
             data,
             "--spec",
             spec_path.to_str().unwrap(),
+            "--question",
+            "ALT over time by arm",
             "--classification",
             "deidentified",
         ],
@@ -87,6 +89,27 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
     assert!(
         ledger.starts_with("evidence ledger OK: 8 records"),
         "{ledger}"
+    );
+
+    let other_question = adamviz(
+        &[
+            "run",
+            data,
+            "--spec",
+            spec_path.to_str().unwrap(),
+            "--question",
+            "AST over time by arm",
+            "--classification",
+            "deidentified",
+        ],
+        dir.path(),
+    );
+    assert_eq!(other_question.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&other_question.stderr)
+            .contains("is not the question \"ALT over time by arm\" the spec"),
+        "{}",
+        String::from_utf8_lossy(&other_question.stderr)
     );
 
     let refused = adamviz(

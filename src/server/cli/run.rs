@@ -29,6 +29,10 @@ pub struct RunArgs {
     /// The data's classification: synthetic or deidentified.
     #[arg(long)]
     pub classification: String,
+    /// The question as asked; it must be the one the spec was confirmed for (the spec, and so
+    /// its hash and the revision's context, carries it verbatim).
+    #[arg(long)]
+    pub question: Option<String>,
     /// Names the attempt: the same key with the same inputs returns the same attempt.
     #[arg(long, default_value = "cli")]
     pub idempotency_key: String,
@@ -71,6 +75,15 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("--classification: {e}"))?;
     let dataset = load(&args.file)?;
     let spec = read_spec(&args.spec)?;
+    if let Some(question) = &args.question {
+        if *question != spec.question {
+            bail!(
+                "--question {question:?} is not the question {:?} the spec {} was confirmed for; draft and confirm a spec for it (adamviz spec draft/confirm)",
+                spec.question,
+                args.spec.display()
+            );
+        }
+    }
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("cannot create {}", args.data_dir.display()))?;
     let database = Database::open_in(&args.data_dir)?;
