@@ -11,7 +11,7 @@
 #![cfg(feature = "ssr")]
 
 use adamviz::ingest::{
-    csv::{read_csv_with, write_table_csv, CsvError},
+    csv::{read_csv_tuned, read_csv_with, write_table_csv, CsvError, CsvTuning},
     demo::generate_demo_table,
     read_dataset,
     table::{Column, ColumnData, SourceFormat, Table},
@@ -258,6 +258,124 @@ fn regression_error_lines_after_crlf_are_the_lines_an_editor_shows() {
             line: 4,
             column: "A".into(),
             text: "1e309".into()
+        })
+    );
+}
+
+/// Every way of reading `bytes`: one pass or two halves, numbers parsed while reading or
+/// interned as text first. All must give the same table or the same error.
+fn every_csv_read(bytes: &[u8]) -> Vec<String> {
+    let mut reads = Vec::new();
+    for parallel_min_bytes in [usize::MAX, 0] {
+        for numbers_directly in [true, false] {
+            reads.push(format!(
+                "{:?}",
+                read_csv_tuned(
+                    bytes,
+                    CsvTuning {
+                        parallel_min_bytes,
+                        numbers_directly
+                    }
+                )
+            ));
+        }
+    }
+    reads
+}
+
+/// One column of a long CSV: many distinct numbers (written with trailing zeros, so a text
+/// column must keep them verbatim), optionally with one surprise cell at some row, or few
+/// distinct numbers, or text.
+fn long_column(rows: usize) -> impl Strategy<Value = Vec<String>> {
+    let surprise = prop_oneof![
+        Just("n/a"),
+        Just("NaN"),
+        Just("1e400"),
+        Just(""),
+        Just(" 7"),
+        Just("+3."),
+        Just("\"1,5\""),
+        Just("é"),
+        Just("inf"),
+    ];
+    prop_oneof![
+        3 => (any::<u32>(), proptest::option::of((0..rows, surprise))).prop_map(move |(seed, odd)| {
+            let mut cells: Vec<String> = (0..rows)
+                .map(|row| format!("{}.{:02}0", (seed as usize + row * 7) % 100_000, row % 100))
+                .collect();
+            if let Some((row, cell)) = odd {
+                cells[row] = cell.to_owned();
+            }
+            cells
+        }),
+        1 => Just((0..rows).map(|row| format!("{}", row % 5)).collect()),
+        1 => Just((0..rows).map(|row| format!("T{}", row % 300)).collect()),
+    ]
+}
+
+fn long_csv() -> impl Strategy<Value = Vec<u8>> {
+    (260usize..900, 1usize..4)
+        .prop_flat_map(|(rows, width)| proptest::collection::vec(long_column(rows), width))
+        .prop_map(|columns| {
+            let mut text = (0..columns.len())
+                .map(|c| format!("C{c}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            text.push('\n');
+            for row in 0..columns[0].len() {
+                let cells: Vec<&str> = columns.iter().map(|c| c[row].as_str()).collect();
+                text.push_str(&cells.join(","));
+                text.push('\n');
+            }
+            text.into_bytes()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Parsing numbers while reading is only a faster way to the same result.
+    #[test]
+    fn numbers_parsed_while_reading_give_the_interned_result(bytes in long_csv()) {
+        let reads = every_csv_read(&bytes);
+        for read in &reads[1..] {
+            prop_assert_eq!(read, &reads[0]);
+        }
+    }
+}
+
+#[test]
+fn a_column_of_many_numbers_with_one_text_cell_keeps_every_value_verbatim() {
+    let mut text = String::from("AVAL,N\n");
+    for row in 0..600 {
+        let value = if row == 500 {
+            "n/a".to_owned()
+        } else {
+            format!("{row}.50")
+        };
+        text.push_str(&format!("{value},{row}\n"));
+    }
+    for parallel_min_bytes in [usize::MAX, 0] {
+        let table = read_csv_with(text.as_bytes(), parallel_min_bytes).unwrap();
+        let ColumnData::Character(aval) = &table.columns[0].data else {
+            panic!("AVAL must be text: it has a cell that is not a number")
+        };
+        assert_eq!(aval.get(0), Some("0.50"));
+        assert_eq!(aval.get(500), Some("n/a"));
+        assert_eq!(aval.get(599), Some("599.50"));
+        let ColumnData::Numeric(n) = &table.columns[1].data else {
+            panic!("N is numeric")
+        };
+        assert_eq!(n.value(599), Some(599.0));
+    }
+    // A non-finite number late in such a column is the error it always was, on its line.
+    let text = text.replace("n/a", "NaN");
+    assert_eq!(
+        read_csv_with(text.as_bytes(), usize::MAX),
+        Err(CsvError::NonFiniteNumber {
+            line: 502,
+            column: "AVAL".into(),
+            text: "NaN".into()
         })
     );
 }

@@ -4,9 +4,12 @@
 //!
 //! Errors name the line (1-based, as an editor shows it) and the column.
 
+mod cells;
+
+use cells::{numbers_of, ColumnCells, PushError};
+
 use super::table::{
-    Column, ColumnData, NumericCell, NumericValues, SasMissing, SourceFormat, Table, TextBuilder,
-    TextValues,
+    Column, ColumnData, NumericCell, NumericValues, SasMissing, SourceFormat, Table, TextValues,
 };
 
 /// Why a CSV file could not be read.
@@ -117,32 +120,43 @@ enum NumberShape {
 }
 
 /// Strict decimal grammar: `[+-]digits[.digits][e[+-]digits]` (or `.digits`), surrounding
-/// blanks allowed. Rust's own parser also accepts `inf` and `NaN`, which are classified apart.
+/// blanks allowed, checked in one pass over the bytes; only a cell that passes is handed to
+/// Rust's parser (which would also accept `inf` and `NaN`: those are classified apart).
 fn number_shape(cell: &str) -> NumberShape {
     let text = cell.trim_matches(' ');
-    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let lower = unsigned.to_ascii_lowercase();
-    if matches!(lower.as_str(), "nan" | "inf" | "infinity") {
-        return NumberShape::NonFinite;
+    let bytes = text.as_bytes();
+    let digits_from = |mut at: usize| {
+        while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        at
+    };
+    let mut at = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    let unsigned = &text[at..];
+    let integer_end = digits_from(at);
+    let mut mantissa_digits = integer_end - at;
+    at = integer_end;
+    if bytes.get(at) == Some(&b'.') {
+        let fraction_end = digits_from(at + 1);
+        mantissa_digits += fraction_end - (at + 1);
+        at = fraction_end;
     }
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
-        None => (unsigned, None),
-    };
-    let (integer, fraction) = match mantissa.split_once('.') {
-        Some((integer, fraction)) => (integer, Some(fraction)),
-        None => (mantissa, None),
-    };
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = digits(integer)
-        && fraction.is_none_or(digits)
-        && !(integer.is_empty() && fraction.is_none_or(str::is_empty));
-    let exponent_ok = exponent.is_none_or(|e| {
-        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-        !e.is_empty() && digits(e)
-    });
-    if !(mantissa_ok && exponent_ok) {
-        return NumberShape::NotANumber;
+    let mut exponent_ok = true;
+    if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        at += 1 + usize::from(matches!(bytes.get(at + 1), Some(b'+' | b'-')));
+        let exponent_end = digits_from(at);
+        exponent_ok = exponent_end > at;
+        at = exponent_end;
+    }
+    if mantissa_digits == 0 || !exponent_ok || at != bytes.len() {
+        return if ["nan", "inf", "infinity"]
+            .iter()
+            .any(|word| unsigned.eq_ignore_ascii_case(word))
+        {
+            NumberShape::NonFinite
+        } else {
+            NumberShape::NotANumber
+        };
     }
     match text.parse::<f64>() {
         Ok(value) if value.is_finite() => NumberShape::Finite(value),
@@ -162,6 +176,27 @@ pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
 /// [`read_csv`], reading in two halves at once when the file has at least `parallel_min_bytes`
 /// (tests pass 0 to check that the halves always give the sequential result).
 pub fn read_csv_with(bytes: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvError> {
+    read_csv_tuned(
+        bytes,
+        CsvTuning {
+            parallel_min_bytes,
+            numbers_directly: true,
+        },
+    )
+}
+
+/// How [`read_csv_tuned`] reads; neither changes the result (the tests check it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvTuning {
+    /// Files at least this large are read in two halves at once.
+    pub parallel_min_bytes: usize,
+    /// Columns of many distinct numbers are parsed as numbers while reading instead of being
+    /// interned as text first (see `csv/cells.rs`).
+    pub numbers_directly: bool,
+}
+
+/// [`read_csv`] with the given tuning.
+pub fn read_csv_tuned(bytes: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
     // 1. Text checks before parsing, so the errors point at bytes, not at parser states.
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let bom = bytes.len() - body.len();
@@ -178,7 +213,7 @@ pub fn read_csv_with(bytes: &[u8], parallel_min_bytes: usize) -> Result<Table, C
     // delimiter, quote or line break belongs to a cell, and those are ASCII), which spares a
     // pass over the file. When anything goes wrong, the file is checked whole, so invalid UTF-8
     // is reported first and where it is, as if it had been checked before parsing.
-    read_valid_csv(body, parallel_min_bytes).map_err(|problem| match std::str::from_utf8(body) {
+    read_valid_csv(body, tuning).map_err(|problem| match std::str::from_utf8(body) {
         Err(err) => {
             let at = err.valid_up_to();
             CsvError::InvalidUtf8 {
@@ -191,7 +226,7 @@ pub fn read_csv_with(bytes: &[u8], parallel_min_bytes: usize) -> Result<Table, C
 }
 
 /// Reads the CSV text `body` (after the byte-order mark).
-fn read_valid_csv(body: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvError> {
+fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
     // 2. The header row.
     let mut header_reader = ::csv::ReaderBuilder::new()
         .has_headers(true)
@@ -225,29 +260,43 @@ fn read_valid_csv(body: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvEr
     // Where the header record ends (the reader skips blank lines before it): a split of the
     // file must come after it.
     let header_end = header_reader.position().byte() as usize;
-    let (first, second) = read_records(body, header.len(), header_end, parallel_min_bytes)?;
-    let row_count = first.first().map_or(0, TextBuilder::len)
+    let (first, second) = read_records(body, header.len(), header_end, tuning)?;
+    let row_count = first.first().map_or(0, ColumnCells::len)
         + second
             .as_ref()
             .and_then(|s| s.first())
-            .map_or(0, TextBuilder::len);
+            .map_or(0, ColumnCells::len);
     if row_count == 0 {
         return Err(CsvError::NoRows);
     }
 
     // 4. Join the halves and type each column, the columns shared out over the cores. The
     // first error in column order is reported, as a column-by-column pass would.
+    // `read_records` gave both halves of a column the same form.
     let mut second = second.map(Vec::into_iter);
-    let pieces: Vec<(String, TextBuilder, Option<TextBuilder>)> = header
+    let pieces: Vec<(String, ColumnCells, Option<ColumnCells>)> = header
         .into_iter()
         .zip(first)
         .map(|(name, first)| (name, first, second.as_mut().and_then(Iterator::next)))
         .collect();
-    let columns = map_in_parallel(pieces, |(name, mut values, rest)| {
-        if let Some(rest) = rest {
-            values.append(rest.finish());
+    let columns = map_in_parallel(pieces, |(name, first, rest)| match (first, rest) {
+        (ColumnCells::Numbers(mut numbers), rest) => {
+            if let Some(ColumnCells::Numbers(rest)) = rest {
+                numbers.append(rest);
+            }
+            Ok(Column {
+                name,
+                label: None,
+                format: None,
+                data: ColumnData::Numeric(numbers),
+            })
         }
-        type_column(name, values.finish(), body)
+        (ColumnCells::Text(mut values), rest) => {
+            if let Some(ColumnCells::Text(rest)) = rest {
+                values.append(rest.finish());
+            }
+            type_column(name, values.finish(), body)
+        }
     })
     .into_iter()
     .collect::<Result<Vec<_>, _>>()?;
@@ -260,34 +309,93 @@ fn read_valid_csv(body: &[u8], parallel_min_bytes: usize) -> Result<Table, CsvEr
     })
 }
 
-/// Reads the data records of `body` (header included) into one text builder per column, in two
+/// Reads the data records of `body` (header included) into the cells of each column, in two
 /// halves on two threads when `body` is large enough and has a record boundary near its middle.
+/// Both halves of a column come back in the same form (text or numbers).
 fn read_records(
     body: &[u8],
     width: usize,
     header_end: usize,
-    parallel_min_bytes: usize,
-) -> Result<(Vec<TextBuilder>, Option<Vec<TextBuilder>>), CsvError> {
+    tuning: CsvTuning,
+) -> Result<(Vec<ColumnCells>, Option<Vec<ColumnCells>>), CsvError> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let split = if body.len() >= parallel_min_bytes && cores > 1 {
+    let split = if body.len() >= tuning.parallel_min_bytes && cores > 1 {
         record_start_near_middle(body, header_end)
     } else {
         None
     };
     let Some(split) = split else {
-        return Ok((read_chunk(body, 0..body.len(), width, header_end)?, None));
+        let mut text_only = vec![!tuning.numbers_directly; width];
+        return Ok((
+            read_chunk_as_text_where_needed(body, 0..body.len(), header_end, &mut text_only)?,
+            None,
+        ));
     };
+    let text = !tuning.numbers_directly;
+    let (mut first_text, mut second_text) = (vec![text; width], vec![text; width]);
     let (first, second) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| read_chunk(body, 0..split, width, header_end));
-        let second = read_chunk(body, split..body.len(), width, header_end);
+        let first_text = &mut first_text;
+        let first = scope
+            .spawn(move || read_chunk_as_text_where_needed(body, 0..split, header_end, first_text));
+        let second =
+            read_chunk_as_text_where_needed(body, split..body.len(), header_end, &mut second_text);
         (
             first.join().expect("reading CSV records does not panic"),
             second,
         )
     });
     // An error in the first half comes first in the file.
-    let first = first?;
-    Ok((first, Some(second?)))
+    let (mut first, mut second) = (first?, second?);
+    // A column read as numbers in one half and as text in the other: the text half becomes
+    // numbers when all its values are numbers; otherwise the column is read again as text.
+    let (mut first_again, mut second_again) = (false, false);
+    for column in 0..width {
+        let (a, b) = (&mut first[column], &mut second[column]);
+        let numbers_in_first = matches!(a, ColumnCells::Numbers(_));
+        if numbers_in_first == matches!(b, ColumnCells::Numbers(_)) {
+            continue;
+        }
+        let text = if numbers_in_first { b } else { a };
+        let ColumnCells::Text(builder) = text else {
+            unreachable!("the halves differ")
+        };
+        let values = std::mem::take(builder).finish();
+        match numbers_of(&values) {
+            Some(numbers) => *text = ColumnCells::Numbers(numbers),
+            None => {
+                // Both halves are read again with the column as text (the text half's builder
+                // was taken apart to look at its values).
+                first_text[column] = true;
+                second_text[column] = true;
+                (first_again, second_again) = (true, true);
+            }
+        }
+    }
+    if first_again {
+        first = read_chunk_as_text_where_needed(body, 0..split, header_end, &mut first_text)?;
+    }
+    if second_again {
+        second =
+            read_chunk_as_text_where_needed(body, split..body.len(), header_end, &mut second_text)?;
+    }
+    Ok((first, Some(second)))
+}
+
+/// [`read_chunk`], read again with a column as text each time a column read as numbers meets a
+/// cell that is not a number; `text_only` ends up marking those columns.
+fn read_chunk_as_text_where_needed(
+    body: &[u8],
+    range: std::ops::Range<usize>,
+    header_end: usize,
+    text_only: &mut [bool],
+) -> Result<Vec<ColumnCells>, CsvError> {
+    loop {
+        match read_chunk(body, range.clone(), header_end, text_only) {
+            Ok(cells) => return Ok(cells),
+            Err(ChunkError::NotANumber { column }) => text_only[column] = true,
+            Err(ChunkError::Csv(error)) => return Err(error),
+        }
+    }
 }
 
 /// `f` applied to every item, the items shared out over the available cores (item i to worker
@@ -333,27 +441,46 @@ fn map_in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -
 /// Records read before the remaining ones are estimated.
 const SAMPLE_RECORDS: usize = 256;
 
+/// Why a chunk could not be read.
+enum ChunkError {
+    /// The file is wrong.
+    Csv(CsvError),
+    /// A column read as numbers met a cell that is not a number: read it as text.
+    NotANumber {
+        /// The column.
+        column: usize,
+    },
+}
+
+impl From<CsvError> for ChunkError {
+    fn from(error: CsvError) -> Self {
+        Self::Csv(error)
+    }
+}
+
 /// Appends one field to its column; a row wider than the header only counts its fields.
 fn push_field(
-    cells: &mut [TextBuilder],
+    cells: &mut [ColumnCells],
     column: usize,
     field: &[u8],
     body: &[u8],
     record_start: usize,
-) -> Result<(), CsvError> {
+) -> Result<(), ChunkError> {
     let Some(cell) = cells.get_mut(column) else {
         return Ok(());
     };
     if field.is_empty() {
         cell.push_missing();
-        Ok(())
-    } else {
+        return Ok(());
+    }
+    cell.push(field).map_err(|error| match error {
         // `read_csv` turns this into the precise UTF-8 error.
-        cell.push_utf8(field).map_err(|_| CsvError::Syntax {
+        PushError::NotUtf8 => ChunkError::Csv(CsvError::Syntax {
             line: record_line(body, record_start),
             detail: "a field is not UTF-8".to_owned(),
-        })
-    }
+        }),
+        PushError::NotANumber => ChunkError::NotANumber { column },
+    })
 }
 
 /// Splits a line that has quotes, when every quote is a plain one: a field that starts with
@@ -432,15 +559,19 @@ fn read_one_record(
 /// split at its commas directly; any other record goes through the csv state machine
 /// (`csv-core`, the parser of the `csv` crate), which also handles quoted line breaks. Both
 /// follow the same rules: `\n`, `\r\n` and a lone `\r` end a record, blank lines are skipped.
+///
+/// Every column starts as text; after the first records, a column not marked in `text_only`
+/// whose values are many distinct numbers goes on as numbers (see [`cells`]).
 fn read_chunk(
     body: &[u8],
     range: std::ops::Range<usize>,
-    width: usize,
     header_end: usize,
-) -> Result<Vec<TextBuilder>, CsvError> {
+    text_only: &[bool],
+) -> Result<Vec<ColumnCells>, ChunkError> {
+    let width = text_only.len();
     let begin = range.start.max(header_end);
     let end = range.end;
-    let mut cells: Vec<TextBuilder> = (0..width).map(|_| TextBuilder::default()).collect();
+    let mut cells: Vec<ColumnCells> = (0..width).map(|_| ColumnCells::default()).collect();
     let mut core = csv_core::Reader::new();
     let mut output = vec![0u8; 4096];
     let mut ends = vec![0usize; width.max(1) + 1];
@@ -453,7 +584,10 @@ fn read_chunk(
         if records == SAMPLE_RECORDS {
             let per_record = (at - begin) as f64 / SAMPLE_RECORDS as f64;
             let expected = ((end - begin) as f64 / per_record.max(1.0) * 1.05) as usize;
-            for column in &mut cells {
+            for (column, &text) in cells.iter_mut().zip(text_only) {
+                if !text {
+                    column.consider_numbers();
+                }
                 column.reserve(expected.saturating_sub(records));
             }
         }
@@ -511,11 +645,11 @@ fn read_chunk(
         };
         records += 1;
         if found.1 != width {
-            return Err(CsvError::RaggedRow {
+            return Err(ChunkError::Csv(CsvError::RaggedRow {
                 line: record_line(body, found.0),
                 expected: width,
                 found: found.1,
-            });
+            }));
         }
     }
     Ok(cells)
@@ -658,4 +792,97 @@ pub fn write_table_csv(table: &Table, out: impl std::io::Write) -> Result<(), ::
     }
     writer.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod number_shape_tests {
+    use proptest::prelude::*;
+
+    use super::{number_shape, NumberShape};
+
+    /// The grammar as it was first written (split at `e` and `.`): the oracle of the one-pass
+    /// [`number_shape`].
+    ///
+    /// Strict decimal grammar: `[+-]digits[.digits][e[+-]digits]` (or `.digits`), surrounding
+    /// blanks allowed. Rust's own parser also accepts `inf` and `NaN`, which are classified apart.
+    fn number_shape_reference(cell: &str) -> NumberShape {
+        let text = cell.trim_matches(' ');
+        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+        if ["nan", "inf", "infinity"]
+            .iter()
+            .any(|word| unsigned.eq_ignore_ascii_case(word))
+        {
+            return NumberShape::NonFinite;
+        }
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+            None => (unsigned, None),
+        };
+        let (integer, fraction) = match mantissa.split_once('.') {
+            Some((integer, fraction)) => (integer, Some(fraction)),
+            None => (mantissa, None),
+        };
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        let mantissa_ok = digits(integer)
+            && fraction.is_none_or(digits)
+            && !(integer.is_empty() && fraction.is_none_or(str::is_empty));
+        let exponent_ok = exponent.is_none_or(|e| {
+            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+            !e.is_empty() && digits(e)
+        });
+        if !(mantissa_ok && exponent_ok) {
+            return NumberShape::NotANumber;
+        }
+        match text.parse::<f64>() {
+            Ok(value) if value.is_finite() => NumberShape::Finite(value),
+            Ok(_) => NumberShape::OutOfRange,
+            Err(_) => NumberShape::NotANumber,
+        }
+    }
+
+    fn same(a: &NumberShape, b: &NumberShape) -> bool {
+        match (a, b) {
+            (NumberShape::Finite(x), NumberShape::Finite(y)) => x.to_bits() == y.to_bits(),
+            (NumberShape::OutOfRange, NumberShape::OutOfRange)
+            | (NumberShape::NonFinite, NumberShape::NonFinite)
+            | (NumberShape::NotANumber, NumberShape::NotANumber) => true,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn known_cells() {
+        for (cell, finite) in [
+            ("1", true),
+            (" -2.5e-3 ", true),
+            ("+.5", true),
+            ("1.", true),
+            (".", false),
+            ("e5", false),
+            ("1e", false),
+            ("1e+", false),
+            ("1.2.3", false),
+            ("0x10", false),
+            ("", false),
+        ] {
+            assert_eq!(
+                matches!(number_shape(cell), NumberShape::Finite(_)),
+                finite,
+                "{cell:?}"
+            );
+        }
+        assert!(matches!(number_shape("-Infinity"), NumberShape::NonFinite));
+        assert!(matches!(number_shape("nan"), NumberShape::NonFinite));
+        assert!(matches!(number_shape("1e309"), NumberShape::OutOfRange));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn the_one_pass_grammar_is_the_original_one(cell in "[0-9 .eE+-aAnNiIfFtTyY]{0,8}") {
+            let (fast, reference) = (number_shape(&cell), number_shape_reference(&cell));
+            prop_assert!(same(&fast, &reference), "{:?}", cell);
+        }
+    }
 }

@@ -84,6 +84,16 @@ impl NumericValues {
         });
     }
 
+    /// Makes room for `additional` more values.
+    pub fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
+    }
+
+    /// Appends the cells of `rest`.
+    pub fn append(&mut self, rest: NumericValues) {
+        self.0.extend_from_slice(&rest.0);
+    }
+
     /// The cell of `row`.
     pub fn get(&self, row: usize) -> NumericCell {
         decode_numeric(self.0[row])
@@ -208,12 +218,41 @@ impl TextValues {
     }
 }
 
+/// Byte equality for the short values of a dataset without a call to `memcmp`: two
+/// overlapping word loads for 4 to 16 bytes.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if (8..=16).contains(&n) {
+        let word = |s: &[u8], at: usize| {
+            u64::from_ne_bytes(s[at..at + 8].try_into().expect("eight bytes"))
+        };
+        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
+    }
+    if (4..8).contains(&n) {
+        let word =
+            |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("four bytes"));
+        return word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4);
+    }
+    a == b
+}
+
+/// The hash a value is indexed by.
+fn hash_of(bytes: &[u8]) -> u64 {
+    use std::hash::BuildHasher as _;
+    rustc_hash::FxBuildHasher.hash_one(bytes)
+}
+
 /// Builds a [`TextValues`] one cell at a time, looking each value up once.
 #[derive(Debug, Default)]
 pub struct TextBuilder {
     values: TextValues,
-    /// The code of each value seen.
-    index: rustc_hash::FxHashMap<Box<[u8]>, u32>,
+    /// The code of each value seen, found by the value's hash and compared with the level it
+    /// names (so each distinct value is stored once, in `values.levels`).
+    index: hashbrown::HashTable<u32>,
     /// The previous row's code: sorted ADaM data repeats values row after row, and comparing
     /// with the last one is cheaper than hashing.
     last: u32,
@@ -257,23 +296,36 @@ impl TextBuilder {
     /// Appends the text in `bytes`, checking that it is UTF-8 only the first time a value is seen.
     pub fn push_utf8(&mut self, bytes: &[u8]) -> Result<(), std::str::Utf8Error> {
         // Sorted data repeats values row after row: the previous value is checked first.
-        let code =
-            if self.last != 0 && self.values.levels[self.last as usize - 1].as_bytes() == bytes {
-                self.last
-            } else {
-                match self.index.get(bytes) {
-                    Some(&code) => code,
-                    None => {
-                        let code = self.add_level(std::str::from_utf8(bytes)?);
-                        self.index.insert(bytes.into(), code);
-                        code
-                    }
+        let code = if self.last != 0
+            && same_bytes(self.values.levels[self.last as usize - 1].as_bytes(), bytes)
+        {
+            self.last
+        } else {
+            let hash = hash_of(bytes);
+            let levels = &self.values.levels;
+            match self.index.find(hash, |&code| {
+                same_bytes(levels[code as usize - 1].as_bytes(), bytes)
+            }) {
+                Some(&code) => code,
+                None => {
+                    let code = self.add_level(std::str::from_utf8(bytes)?);
+                    self.index_level(hash, code);
+                    code
                 }
-            };
+            }
+        };
         self.last = code;
         self.last_pushed = code;
         self.values.codes.push(code);
         Ok(())
+    }
+
+    /// Enters the new level `code`, whose value hashes to `hash`, into the index.
+    fn index_level(&mut self, hash: u64, code: u32) {
+        let levels = &self.values.levels;
+        self.index.insert_unique(hash, code, |&code| {
+            hash_of(levels[code as usize - 1].as_bytes())
+        });
     }
 
     fn add_level(&mut self, level: &str) -> u32 {
@@ -303,11 +355,16 @@ impl TextBuilder {
 
     /// The code of `level`, adding it if new.
     fn intern(&mut self, level: &str) -> u32 {
-        if let Some(&code) = self.index.get(level.as_bytes()) {
+        let hash = hash_of(level.as_bytes());
+        let levels = &self.values.levels;
+        if let Some(&code) = self
+            .index
+            .find(hash, |&code| &*levels[code as usize - 1] == level)
+        {
             return code;
         }
         let code = self.add_level(level);
-        self.index.insert(level.as_bytes().into(), code);
+        self.index_level(hash, code);
         code
     }
 
@@ -324,6 +381,11 @@ impl TextBuilder {
     /// The finished column.
     pub fn finish(self) -> TextValues {
         self.values
+    }
+
+    /// The distinct values so far, in order of first appearance.
+    pub fn levels(&self) -> &[Box<str>] {
+        self.values.levels()
     }
 }
 
@@ -419,6 +481,25 @@ impl Table {
             dataset_label: self.dataset_label.clone(),
             columns: Vec::new(),
             row_count: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod same_bytes_tests {
+    use super::same_bytes;
+
+    #[test]
+    fn agrees_with_slice_equality_at_every_length() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(same_bytes(&a, &a.clone()), "{n}");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same_bytes(&a, &b), "{n} {at}");
+            }
+            assert!(!same_bytes(&a, &[a.as_slice(), b"x"].concat()));
         }
     }
 }
