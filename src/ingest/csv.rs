@@ -595,19 +595,11 @@ fn read_chunk(
         let line_length = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
         let line = &rest[..line_length];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let simple_quotes = if memchr::memchr(b'\r', line).is_none() {
-            split_quoted_line(line, &mut spans)
-        } else {
-            false
-        };
-        let found = if simple_quotes {
-            for (column, &(from, to)) in spans.iter().enumerate() {
-                push_field(&mut cells, column, &line[from..to], body, at)?;
-            }
-            let record_start = at;
-            at += line_length + 1;
-            (record_start, spans.len())
-        } else if memchr::memchr2(b'"', b'\r', line).is_none() {
+        // Nearly every line has neither quotes nor carriage returns: one scan finds out.
+        let plain = memchr::memchr2(b'"', b'\r', line).is_none();
+        let simple_quotes =
+            !plain && memchr::memchr(b'\r', line).is_none() && split_quoted_line(line, &mut spans);
+        let found = if plain {
             if line.is_empty() {
                 at += line_length + 1;
                 continue;
@@ -623,6 +615,13 @@ fn read_chunk(
             let record_start = at;
             at += line_length + 1;
             (record_start, column + 1)
+        } else if simple_quotes {
+            for (column, &(from, to)) in spans.iter().enumerate() {
+                push_field(&mut cells, column, &line[from..to], body, at)?;
+            }
+            let record_start = at;
+            at += line_length + 1;
+            (record_start, spans.len())
         } else {
             let (consumed, count) = read_one_record(&mut core, rest, &mut output, &mut ends);
             let record_start = at;

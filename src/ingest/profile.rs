@@ -199,11 +199,26 @@ pub fn profile_table(
     content_hash: Sha256Digest,
     low_n_threshold: usize,
 ) -> DatasetProfile {
-    // Column facts on a second thread while the roles and warnings are worked out here.
+    // Column facts on a second thread while the roles and warnings are worked out here; this
+    // thread then helps with the columns left. Each thread takes the next column not yet taken.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take_columns = || {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(column) = table.columns.get(index) else {
+                return done;
+            };
+            done.push((index, profile_column(column)));
+        }
+    };
     std::thread::scope(|scope| {
-        let columns = scope.spawn(|| table.columns.iter().map(profile_column).collect());
+        let helper = scope.spawn(take_columns);
         let mut profile = profile_roles_and_warnings(table, content_hash, low_n_threshold);
-        profile.columns = columns.join().expect("column profiling does not panic");
+        let mut columns = take_columns();
+        columns.extend(helper.join().expect("column profiling does not panic"));
+        columns.sort_by_key(|(index, _)| *index);
+        profile.columns = columns.into_iter().map(|(_, column)| column).collect();
         profile
     })
 }

@@ -76,19 +76,28 @@ pub enum BenchPart {
     Snapshot,
 }
 
-/// The hidden child command: one measured read + profile in a fresh process.
+/// The hidden child command: measured reads + profiles in a fresh process.
 #[derive(Debug, Args)]
 pub struct BenchChildArgs {
     /// The dataset.
     pub file: PathBuf,
+    /// Timed reads after the first: 0 reports the first (cold) read alone; more report the
+    /// median of that many reads after it, the way R's reader is timed (after a warm-up read,
+    /// in one process).
+    #[arg(long, default_value_t = 0)]
+    pub warm_repeats: usize,
 }
 
 /// What one child measurement reports (one JSON line on stdout).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct ChildReport {
+    /// The read (file bytes + parse) of the reported measurement.
     read_seconds: f64,
+    /// The profile of the reported measurement.
     profile_seconds: f64,
+    /// Peak RSS of the process.
     peak_rss_bytes: u64,
+    /// Records read.
     rows: usize,
 }
 
@@ -110,10 +119,10 @@ fn peak_rss_bytes() -> anyhow::Result<u64> {
     Ok(kib * 1024)
 }
 
-/// Runs `adamviz bench-child FILE`: reads (file bytes + parse) and profiles, timing each.
-pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
+/// One read (file bytes + parse) and profile of `file`, each timed.
+fn read_and_profile(file: &Path) -> anyhow::Result<(f64, f64, usize)> {
     let start = Instant::now();
-    let table = read_dataset_file(&args.file)?;
+    let table = read_dataset_file(file)?;
     let read_seconds = start.elapsed().as_secs_f64();
     let start = Instant::now();
     // The content hash is computed while an upload streams in, not here.
@@ -124,11 +133,29 @@ pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
     );
     let profile_seconds = start.elapsed().as_secs_f64();
     std::hint::black_box(&profile);
+    Ok((read_seconds, profile_seconds, table.row_count))
+}
+
+/// Runs `adamviz bench-child FILE [--warm-repeats N]`: the first read and profile, or the
+/// median of N after it.
+pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
+    let first = read_and_profile(&args.file)?;
+    let (read_seconds, profile_seconds, rows) = if args.warm_repeats == 0 {
+        first
+    } else {
+        let timed = (0..args.warm_repeats)
+            .map(|_| read_and_profile(&args.file))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        // The median of the totals, split as that run split it.
+        let mut timed = timed;
+        timed.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
+        timed[timed.len() / 2]
+    };
     let report = ChildReport {
         read_seconds,
         profile_seconds,
         peak_rss_bytes: peak_rss_bytes()?,
-        rows: table.row_count,
+        rows,
     };
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
@@ -145,31 +172,53 @@ pub(super) fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-/// `repeats` fresh child processes reading and profiling `file`.
-fn measure_adamviz(file: &Path, repeats: usize) -> anyhow::Result<(f64, u64)> {
+/// adamviz's figures for one file.
+struct AdamvizFigures {
+    /// Median read + profile in one process after a warm-up read (how R is timed).
+    warm_seconds: f64,
+    /// Median of the first read + profile of fresh processes.
+    cold_seconds: f64,
+    /// Largest peak RSS of those processes.
+    peak_rss_bytes: u64,
+}
+
+/// One `adamviz bench-child` process.
+fn child(exe: &Path, file: &Path, warm_repeats: usize) -> anyhow::Result<ChildReport> {
+    let output = Command::new(exe)
+        .arg("bench-child")
+        .arg(file)
+        .arg("--warm-repeats")
+        .arg(warm_repeats.to_string())
+        .env("RUST_LOG", "warn")
+        .output()
+        .context("starting adamviz bench-child")?;
+    if !output.status.success() {
+        bail!(
+            "adamviz bench-child {} failed: {}",
+            file.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("reading the bench-child report")
+}
+
+/// `repeats` fresh child processes reading and profiling `file` once each (cold), and one
+/// process timing `repeats` reads after a warm-up read (warm).
+fn measure_adamviz(file: &Path, repeats: usize) -> anyhow::Result<AdamvizFigures> {
     let exe = std::env::current_exe().context("locating the adamviz binary")?;
-    let mut totals = Vec::new();
+    let mut cold = Vec::new();
     let mut peak = 0;
     for _ in 0..repeats {
-        let output = Command::new(&exe)
-            .arg("bench-child")
-            .arg(file)
-            .env("RUST_LOG", "warn")
-            .output()
-            .context("starting adamviz bench-child")?;
-        if !output.status.success() {
-            bail!(
-                "adamviz bench-child {} failed: {}",
-                file.display(),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        let report: ChildReport =
-            serde_json::from_slice(&output.stdout).context("reading the bench-child report")?;
-        totals.push(report.read_seconds + report.profile_seconds);
+        let report = child(&exe, file, 0)?;
+        cold.push(report.read_seconds + report.profile_seconds);
         peak = peak.max(report.peak_rss_bytes);
     }
-    Ok((median(totals), peak))
+    let warm = child(&exe, file, repeats.max(1))?;
+    Ok(AdamvizFigures {
+        warm_seconds: warm.read_seconds + warm.profile_seconds,
+        cold_seconds: median(cold),
+        peak_rss_bytes: peak,
+    })
 }
 
 /// R's side: times `reader` on `file` `repeats` times inside one R process (after one untimed
@@ -382,11 +431,12 @@ fn bench_readers(
 
     writeln!(
         out,
-        "\n{:<22} {:>9} {:>9} | {:>12} {:>16} | {:<16} {:>9} {:>12} | {:>8}",
+        "\n{:<22} {:>9} {:>9} | {:>12} {:>11} {:>16} | {:<16} {:>9} {:>12} | {:>8}",
         "input",
         "size",
         "records",
         "adamviz",
+        "(cold)",
         "peak RSS",
         "R reader",
         "R time",
@@ -402,7 +452,8 @@ fn bench_readers(
     let mut fread_threads = 0;
     for (path, reader, reader_name, speed_target, rows) in inputs {
         let size = std::fs::metadata(path)?.len() as f64;
-        let (seconds, peak) = measure_adamviz(path, args.repeats)?;
+        let figures = measure_adamviz(path, args.repeats)?;
+        let (seconds, peak) = (figures.warm_seconds, figures.peak_rss_bytes);
         let r = measure_r(&args.rscript, reader, path, args.repeats)?;
         if reader == "fread" {
             fread_threads = r.threads;
@@ -414,11 +465,12 @@ fn bench_readers(
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         writeln!(
             out,
-            "{:<22} {:>9} {:>9} | {:>10.3} s {:>8} ({:.1}×) | {:<16} {:>7.3} s {:>12} | {:>7.1}×",
+            "{:<22} {:>9} {:>9} | {:>10.3} s {:>9.3} s {:>8} ({:.1}×) | {:<16} {:>7.3} s {:>12} | {:>7.1}×",
             name,
             megabytes(size),
             rows,
             seconds,
+            figures.cold_seconds,
             megabytes(peak as f64),
             memory_ratio,
             reader_name,
@@ -434,7 +486,7 @@ fn bench_readers(
     }
     writeln!(
         out,
-        "(adamviz: file read + parse + profile, each run a fresh process, peak RSS including the mapped file; R: the reader alone, timed inside R after a warm-up read; data.table used {fread_threads} thread(s), its default here)"
+        "(adamviz: file read + parse + profile, median of the runs after a warm-up read in one process, as R is timed; (cold): median of the first read + profile of fresh processes; peak RSS of those, including the mapped file. R: the reader alone, timed inside R after a warm-up read; data.table used {fread_threads} thread(s), its default here)"
     )?;
     Ok(())
 }
