@@ -68,7 +68,10 @@ fn profile_column(column: &Column) -> ColumnProfile {
             let mut capped = false;
             let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
             let mut missing = 0;
-            let mut previous = None;
+            // Values seen lately, by a hash of their bits: sorted data repeats values row
+            // after row or cycles through a few (visits, days), and a hit here, which is a
+            // value already in `seen`, spares the set lookup. Never a key: all ones is a NaN.
+            let mut recent = [u64::MAX; 256];
             for value in cells.values() {
                 let Some(value) = value else {
                     missing += 1;
@@ -78,11 +81,11 @@ fn profile_column(column: &Column) -> ColumnProfile {
                 max = max.max(value);
                 // +0.0 and -0.0 are one value.
                 let key = if value == 0.0 { 0 } else { value.to_bits() };
-                // Sorted data repeats values row after row: skip the lookup for those.
-                if capped || previous == Some(key) {
+                let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+                if capped || recent[slot] == key {
                     continue;
                 }
-                previous = Some(key);
+                recent[slot] = key;
                 if seen.len() >= DISTINCT_CAP && !seen.contains(&key) {
                     capped = true;
                     continue;
