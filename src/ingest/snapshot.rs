@@ -318,6 +318,24 @@ fn push_number(buf: &mut Vec<u8>, value: f64) {
     }
 }
 
+/// Encoded pieces up to this long are copied as one fixed-size block.
+const SHORT: usize = 24;
+
+/// Appends the first `len` bytes of `source`; when `len` is at most [`SHORT`] and `source`
+/// holds at least [`SHORT`] bytes, as one fixed-size copy followed by a cut.
+#[inline]
+fn append_piece(buf: &mut Vec<u8>, source: &[u8], len: usize) {
+    match source.get(..SHORT) {
+        Some(block) if len <= SHORT => {
+            let kept = buf.len() + len;
+            let block: &[u8; SHORT] = block.try_into().expect("SHORT bytes");
+            buf.extend_from_slice(block);
+            buf.truncate(kept);
+        }
+        _ => buf.extend_from_slice(&source[..len]),
+    }
+}
+
 /// Pieces are gathered in a buffer and handed on in writes of about this size.
 const CHUNK: usize = 64 * 1024;
 
@@ -367,6 +385,11 @@ fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::R
     // row before: remembering it per column saves most of the map look-ups.
     let mut previous: Vec<(*const u8, usize, usize)> =
         vec![(std::ptr::null(), 0, 0); snapshot.columns.len()];
+    // The encoding of each column's previous number, kept in a fixed block so that it is
+    // copied with one fixed-size move (most numbers are short, and a copy of unknown length
+    // is a call to `memmove`).
+    let mut previous_number: Vec<(u64, [u8; SHORT], usize)> =
+        vec![(u64::MAX, [0; SHORT], 0); snapshot.columns.len()];
     for (i, row) in snapshot.rows.iter().enumerate() {
         buf.extend_from_slice(if i > 0 { b",[" } else { b"[" });
         for (j, value) in row.iter().enumerate() {
@@ -381,9 +404,13 @@ fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::R
                         Some(&mut (ptr, start, end)) if ptr == key => (start, end),
                         _ => {
                             let (start, end) = *encoding_of.entry(key).or_insert_with(|| {
+                                // Drop the padding, append, pad again.
+                                encoded.truncate(encoded.len().saturating_sub(SHORT));
                                 let start = encoded.len();
                                 push_json_string(&mut encoded, text);
-                                (start, encoded.len())
+                                let end = encoded.len();
+                                encoded.extend_from_slice(&[0; SHORT]);
+                                (start, end)
                             });
                             if let Some(last) = previous.get_mut(j) {
                                 *last = (key, start, end);
@@ -391,9 +418,33 @@ fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::R
                             (start, end)
                         }
                     };
-                    buf.extend_from_slice(&encoded[start..end]);
+                    // `encoded` ends in SHORT bytes of padding, so a short piece can be copied
+                    // as a fixed block and the excess cut off.
+                    append_piece(&mut buf, &encoded[start..], end - start);
                 }
-                SnapshotValue::Number(number) => push_number(&mut buf, *number),
+                SnapshotValue::Number(number) => {
+                    let bits = number.to_bits();
+                    match previous_number.get_mut(j) {
+                        Some((last, block, len)) => {
+                            if *last != bits {
+                                let mut piece = Vec::with_capacity(SHORT);
+                                push_number(&mut piece, *number);
+                                *len = piece.len();
+                                if piece.len() <= SHORT {
+                                    block[..piece.len()].copy_from_slice(&piece);
+                                    *last = bits;
+                                } else {
+                                    // Too long to keep: written directly, not remembered.
+                                    buf.extend_from_slice(&piece);
+                                    *last = u64::MAX;
+                                    continue;
+                                }
+                            }
+                            append_piece(&mut buf, &block[..], *len);
+                        }
+                        None => push_number(&mut buf, *number),
+                    }
+                }
                 SnapshotValue::Missing => buf.extend_from_slice(b"null"),
             }
         }
