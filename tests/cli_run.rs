@@ -2,6 +2,9 @@
 //! real binary, a real data directory, real R.
 #![cfg(feature = "ssr")]
 
+#[path = "support/evidence_kinds.rs"]
+mod evidence_kinds;
+
 use std::process::{Command, Output};
 
 fn adamviz(args: &[&str], dir: &std::path::Path) -> Output {
@@ -70,19 +73,7 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
         .iter()
         .map(|record| record["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        kinds,
-        [
-            "execution_request",
-            "revision_lifecycle",
-            "execution_attempt",
-            "execution_verification",
-            "artifact_bundle",
-            "execution_attempt",
-            "revision_lifecycle",
-            "revision_context"
-        ]
-    );
+    assert_eq!(kinds, evidence_kinds::VERIFIED);
     let text = stdout(&adamviz(&["revisions", "show", &id], dir.path()));
     assert!(text.contains("draft → verified (version 2)"), "{text}");
     let ledger = stdout(&adamviz(&["ledger", "verify"], dir.path()));

@@ -7,6 +7,9 @@
 #[path = "support/r_fixtures.rs"]
 mod r_fixtures;
 
+#[path = "support/evidence_kinds.rs"]
+mod evidence_kinds;
+
 use std::{os::unix::process::ExitStatusExt, process::Command, sync::Arc};
 
 use adamviz::{
@@ -96,23 +99,9 @@ fn a_kill_at_any_step_leaves_a_consistent_store_and_a_retry_succeeds() {
             rows.collect::<Result<_, _>>().unwrap()
         };
         let expected_kinds: &[&str] = if committed {
-            &[
-                "execution_request",
-                "revision_lifecycle",
-                "execution_attempt",
-                "execution_verification",
-                "artifact_bundle",
-                "execution_attempt",
-                "revision_lifecycle",
-                "revision_context",
-            ]
+            &evidence_kinds::VERIFIED
         } else {
-            &[
-                "execution_request",
-                "revision_lifecycle",
-                "execution_attempt",
-                "execution_attempt",
-            ]
+            &evidence_kinds::RECONCILED_ATTEMPT
         };
         assert_eq!(kinds, expected_kinds, "{point}");
         assert_eq!(report.records, kinds.len() as u64, "{point}");

@@ -2,6 +2,9 @@
 //! own rules (triggers) tested by going around the repository with raw SQL.
 #![cfg(feature = "ssr")]
 
+#[path = "support/evidence_kinds.rs"]
+mod evidence_kinds;
+
 use adamviz::{
     compiler::ImageSize,
     domain::digest::Sha256Digest,
@@ -49,6 +52,23 @@ fn verdict(passed: bool) -> ExecutionVerification {
         },
         checks,
     }
+}
+
+/// The `execution_verification` record of `verdict(passed)` for `attempt` of `revision`, about
+/// the fixture's PNG.
+fn verdict_record(revision: &str, attempt: &str, passed: bool) -> ExecutionVerificationRecord {
+    ExecutionVerificationRecord::with_hashes(
+        revision.to_owned(),
+        attempt.to_owned(),
+        digest(6),
+        &verdict(passed),
+        OutputHashes {
+            analytical: Some(digest(7)),
+            image: Some(ArtifactRef::of("plot.png", PNG).sha256),
+            environment: Some(digest(9)),
+        },
+        "2026-12-03T09:00:00.000000Z".into(),
+    )
 }
 
 struct Fixture {
@@ -194,19 +214,8 @@ impl Fixture {
     ) -> Result<Revision, RepositoryError> {
         let mut connection = self.database.connection().unwrap();
         let transaction = connection.transaction().unwrap();
-        let record = ExecutionVerificationRecord::with_hashes(
-            revision.to_owned(),
-            attempt.to_owned(),
-            digest(6),
-            &verdict(passed),
-            OutputHashes {
-                analytical: Some(digest(7)),
-                image: Some(ArtifactRef::of("plot.png", PNG).sha256),
-                environment: Some(digest(9)),
-            },
-            "2026-12-03T09:00:00.000000Z".into(),
-        );
-        let stored = append_evidence(&transaction, record).unwrap();
+        let stored =
+            append_evidence(&transaction, verdict_record(revision, attempt, passed)).unwrap();
         let bundle = edit(self.bundle(*stored.record_hash()));
         let completed = complete_verified(&transaction, &self.objects, attempt, &bundle)?;
         transaction.commit().unwrap();
@@ -251,18 +260,8 @@ fn a_draft_goes_to_verified_only_with_passing_evidence_and_a_bundle() {
         .into_iter()
         .map(|r| r.kind)
         .collect();
-    assert_eq!(
-        kinds,
-        [
-            "execution_request",
-            "revision_lifecycle",
-            "execution_attempt",
-            "execution_verification",
-            "artifact_bundle",
-            "execution_attempt",
-            "revision_lifecycle",
-        ]
-    );
+    // The context record is the service's; the repository writes the rest.
+    assert_eq!(kinds, evidence_kinds::VERIFIED[..7]);
     assert_eq!(verify_ledger(&connection).unwrap().first_break, None);
     drop(connection);
     // Verified is not Draft: no further attempt.
@@ -506,18 +505,7 @@ fn the_database_refuses_rows_without_their_evidence_records() {
         "{refused}"
     );
     // A bundle row whose artifact_bundle record does not exist (passing verification present).
-    let record = ExecutionVerificationRecord::with_hashes(
-        revision.id.clone(),
-        attempt.id.clone(),
-        digest(6),
-        &verdict(true),
-        OutputHashes {
-            analytical: Some(digest(7)),
-            image: Some(digest(8)),
-            environment: Some(digest(9)),
-        },
-        "2026-12-03T09:00:00.000000Z".into(),
-    );
+    let record = verdict_record(&revision.id, &attempt.id, true);
     let mut connection = connection;
     let transaction = connection.transaction().unwrap();
     let verification = *append_evidence(&transaction, record).unwrap().record_hash();

@@ -6,6 +6,9 @@
 #[path = "support/r_fixtures.rs"]
 mod r_fixtures;
 
+#[path = "support/evidence_kinds.rs"]
+mod evidence_kinds;
+
 use std::{path::PathBuf, sync::Arc};
 
 use adamviz::{
@@ -69,17 +72,6 @@ fn record_kinds(service: &ExecutionService, revision: &str) -> Vec<String> {
         .collect()
 }
 
-const VERIFIED_KINDS: [&str; 8] = [
-    "execution_request",
-    "revision_lifecycle",
-    "execution_attempt",
-    "execution_verification",
-    "artifact_bundle",
-    "execution_attempt",
-    "revision_lifecycle",
-    "revision_context",
-];
-
 #[test]
 fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
     let pilot = pilot();
@@ -124,7 +116,10 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                 (RevisionStatus::Verified, 2),
                 "{question}"
             );
-            assert_eq!(record_kinds(&service, &made.revision.id), VERIFIED_KINDS);
+            assert_eq!(
+                record_kinds(&service, &made.revision.id),
+                evidence_kinds::VERIFIED
+            );
             // The context holds everything to reproduce: spec, source, records, result.
             let connection = service.database().connection().unwrap();
             let context = records_about(&connection, &made.revision.id)
@@ -227,17 +222,8 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
             .unwrap();
         assert_eq!(retried.revision.status, RevisionStatus::Verified);
         let kinds = record_kinds(&service, &made.revision.id);
-        assert_eq!(
-            kinds[..5],
-            [
-                "execution_request",
-                "revision_lifecycle",
-                "execution_attempt",
-                "execution_verification",
-                "execution_attempt"
-            ]
-        );
-        assert_eq!(kinds[5..], VERIFIED_KINDS[2..]);
+        assert_eq!(kinds[..5], evidence_kinds::FAILED_ATTEMPT);
+        assert_eq!(kinds[5..], evidence_kinds::VERIFIED[2..]);
 
         // Free scales: Experimental/Draft, no governed execution.
         let mut free = confirmed("ALT over time by arm");

@@ -301,23 +301,26 @@ impl TextBuilder {
         {
             self.last
         } else {
-            let hash = hash_of(bytes);
-            let levels = &self.values.levels;
-            match self.index.find(hash, |&code| {
-                same_bytes(levels[code as usize - 1].as_bytes(), bytes)
-            }) {
-                Some(&code) => code,
-                None => {
-                    let code = self.add_level(std::str::from_utf8(bytes)?);
-                    self.index_level(hash, code);
-                    code
-                }
-            }
+            self.code_of(bytes)?
         };
         self.last = code;
         self.last_pushed = code;
         self.values.codes.push(code);
         Ok(())
+    }
+
+    /// The code of the value in `bytes`, adding it (checked to be UTF-8) if it is new.
+    fn code_of(&mut self, bytes: &[u8]) -> Result<u32, std::str::Utf8Error> {
+        let hash = hash_of(bytes);
+        let levels = &self.values.levels;
+        if let Some(&code) = self.index.find(hash, |&code| {
+            same_bytes(levels[code as usize - 1].as_bytes(), bytes)
+        }) {
+            return Ok(code);
+        }
+        let code = self.add_level(std::str::from_utf8(bytes)?);
+        self.index_level(hash, code);
+        Ok(code)
     }
 
     /// Enters the new level `code`, whose value hashes to `hash`, into the index.
@@ -355,17 +358,7 @@ impl TextBuilder {
 
     /// The code of `level`, adding it if new.
     fn intern(&mut self, level: &str) -> u32 {
-        let hash = hash_of(level.as_bytes());
-        let levels = &self.values.levels;
-        if let Some(&code) = self
-            .index
-            .find(hash, |&code| &*levels[code as usize - 1] == level)
-        {
-            return code;
-        }
-        let code = self.add_level(level);
-        self.index_level(hash, code);
-        code
+        self.code_of(level.as_bytes()).expect("a str is UTF-8")
     }
 
     /// Number of cells so far.

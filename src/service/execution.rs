@@ -4,10 +4,10 @@
 //! one transaction binding the bundle, ending the attempt and promoting the revision. At start,
 //! [`ExecutionService::reconcile`] ends attempts a crash left active.
 //!
-//! Every step appends its evidence in the transaction that makes it: materialize the
-//! execution request and the revision's creation; start the attempt's start record; the end
-//! the verification and then either the attempt's failure, or the artifact bundle, the
-//! attempt's success, the promotion and the revision context (everything to reproduce).
+//! Every step appends its evidence in the transaction that makes it: materializing, the
+//! execution request and the revision's creation; starting, the attempt's start; ending, the
+//! verification and then either the attempt's failure, or the artifact bundle, the attempt's
+//! success, the promotion and the revision context (everything needed to reproduce it).
 
 use std::sync::Arc;
 

@@ -6,7 +6,8 @@
 //! is broken.
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+
+use crate::evidence::canonical::canonical_forms;
 
 /// The `previous_hash` of the first record.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -46,11 +47,6 @@ pub struct AppendedRecord {
     pub previous_hash: String,
     /// Its canonical bytes.
     pub canonical: Vec<u8>,
-}
-
-fn self_hash(record_without_hash: &Map<String, Value>) -> Result<String, serde_json::Error> {
-    let canonical = serde_jcs::to_vec(record_without_hash)?;
-    Ok(hex::encode(Sha256::digest(canonical)))
 }
 
 /// The last record's hash: the head of the chain (the genesis hash when the ledger is empty).
@@ -98,9 +94,10 @@ pub fn append_record(
     let previous_hash = ledger_head(transaction)?;
     body.insert("kind".into(), Value::String(kind.to_owned()));
     body.insert("previous_hash".into(), Value::String(previous_hash.clone()));
-    let record_hash = self_hash(&body)?;
-    body.insert("record_hash".into(), Value::String(record_hash.clone()));
-    let canonical = serde_jcs::to_vec(&body)?;
+    let mut record = Value::Object(body);
+    let record_hash = canonical_forms(&record)?.self_hash().to_hex();
+    record["record_hash"] = Value::String(record_hash.clone());
+    let canonical = canonical_forms(&record)?.full;
     insert_row(transaction, kind, &record_hash, &previous_hash, &canonical)?;
     Ok(AppendedRecord {
         seq: transaction.last_insert_rowid(),
@@ -315,7 +312,7 @@ pub fn verify_ledger_with(
             Ok(value @ Value::Object(_)) => value,
             _ => return broken(LedgerProblem::NotAnObject),
         };
-        let Ok(forms) = crate::evidence::canonical::canonical_forms(&value) else {
+        let Ok(forms) = canonical_forms(&value) else {
             return broken(LedgerProblem::NotCanonical);
         };
         if forms.full != bytes {

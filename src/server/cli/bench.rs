@@ -143,11 +143,10 @@ pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
     let (read_seconds, profile_seconds, rows) = if args.warm_repeats == 0 {
         first
     } else {
-        let timed = (0..args.warm_repeats)
+        let mut timed = (0..args.warm_repeats)
             .map(|_| read_and_profile(&args.file))
             .collect::<anyhow::Result<Vec<_>>>()?;
         // The median of the totals, split as that run split it.
-        let mut timed = timed;
         timed.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
         timed[timed.len() / 2]
     };

@@ -40,8 +40,8 @@ pub(super) struct GovernedFixture {
     pub table: crate::ingest::table::Table,
     pub upload: UploadInfo,
     pub service: ExecutionService,
-    /// Kept alive for the service's data directory.
-    pub _work: tempfile::TempDir,
+    /// The service's data directory (removed when the fixture is dropped).
+    pub work: tempfile::TempDir,
 }
 
 impl GovernedFixture {
@@ -78,7 +78,7 @@ impl GovernedFixture {
             table,
             upload,
             service,
-            _work: work,
+            work,
         })
     }
 

@@ -59,7 +59,7 @@ pub async fn run_ledger_bench(args: LedgerBenchArgs) -> anyhow::Result<()> {
     let fixture = GovernedFixture::new(&args.data, "ALT over time by arm")?;
     let (outcome, _) = fixture.governed_run("bench").await?;
     let database = fixture.service.database().clone();
-    let data_dir = fixture._work.path().to_path_buf();
+    let data_dir = fixture.work.path().to_path_buf();
     let revision_id = outcome.revision.id.clone();
     let revisions = args.revisions;
     let figures = tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
