@@ -3,7 +3,7 @@
 //! its encodings (canonical JSON against serde_jcs, CSV read back by real R).
 #![cfg(feature = "ssr")]
 
-use std::{path::PathBuf, process::Command, sync::OnceLock};
+use std::{collections::HashSet, path::PathBuf, process::Command, sync::OnceLock};
 
 use adamviz::{
     domain::{
@@ -459,23 +459,23 @@ proptest! {
     }
 }
 
-#[test]
-fn a_large_snapshot_hashed_on_two_threads_hashes_its_canonical_bytes() {
-    // Well above the size at which encoding and hashing run on separate threads.
+/// A snapshot well above the size at which encoding and hashing run on separate threads;
+/// `seed` varies its values.
+fn large_snapshot(seed: u32) -> Snapshot {
     let rows: Vec<Vec<SnapshotValue>> = (0..50_000)
         .map(|i| {
             vec![
-                SnapshotValue::Text(format!("01-{:04}", i % 997).into()),
+                SnapshotValue::Text(format!("01-{:04}", (i + seed) % 997).into()),
                 SnapshotValue::Text(if i % 3 == 0 { "Placebo \"P\"" } else { "Dose" }.into()),
                 if i % 11 == 0 {
                     SnapshotValue::Missing
                 } else {
-                    SnapshotValue::Number(f64::from(i) * 0.37)
+                    SnapshotValue::Number(f64::from(i + seed) * 0.37)
                 },
             ]
         })
         .collect();
-    let snapshot = Snapshot {
+    Snapshot {
         columns: vec![
             SnapshotColumn {
                 name: "USUBJID".into(),
@@ -494,17 +494,43 @@ fn a_large_snapshot_hashed_on_two_threads_hashes_its_canonical_bytes() {
             },
         ],
         rows,
-    };
+    }
+}
+
+fn sha256_of_canonical(snapshot: &Snapshot) -> Sha256Digest {
+    let mut bytes = Vec::new();
+    write_canonical(snapshot, &mut bytes).unwrap();
+    Sha256Digest::from_bytes(Sha256::digest(&bytes).into())
+}
+
+#[test]
+fn a_large_snapshot_hashed_on_two_threads_hashes_its_canonical_bytes() {
+    let snapshot = large_snapshot(0);
     let mut bytes = Vec::new();
     write_canonical(&snapshot, &mut bytes).unwrap();
     assert!(bytes.len() > 1_000_000, "{} bytes", bytes.len());
-    assert_eq!(
-        snapshot_hash(&snapshot),
-        Sha256Digest::from_bytes(Sha256::digest(&bytes).into())
-    );
+    assert_eq!(snapshot_hash(&snapshot), sha256_of_canonical(&snapshot));
     // And the bytes are the canonical JSON of the same document.
     let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(serde_jcs::to_vec(&value).unwrap(), bytes);
+}
+
+#[test]
+fn large_snapshots_hashed_at_the_same_time_each_get_their_own_hash() {
+    // One of them has the hashing thread; the others hash on their own thread meanwhile.
+    let snapshots: Vec<Snapshot> = (0..4).map(large_snapshot).collect();
+    let expected: Vec<Sha256Digest> = snapshots.iter().map(sha256_of_canonical).collect();
+    for _ in 0..3 {
+        let hashes: Vec<Sha256Digest> = std::thread::scope(|scope| {
+            let running: Vec<_> = snapshots
+                .iter()
+                .map(|snapshot| scope.spawn(|| snapshot_hash(snapshot)))
+                .collect();
+            running.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(hashes, expected);
+    }
+    assert_eq!(expected.iter().collect::<HashSet<_>>().len(), 4);
 }
 
 /// Runs R on the CSV and returns, per column, the values R read (numbers as %.17g, NA as null).

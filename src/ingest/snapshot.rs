@@ -15,7 +15,11 @@
 //! The snapshot hash is the SHA-256 of those bytes. [`snapshot_hash`] streams them into the
 //! hasher without building the document; a test checks it against `serde_jcs`.
 
-use std::{collections::HashMap, io::Write, sync::Arc};
+use std::{
+    collections::HashMap,
+    io::Write,
+    sync::{mpsc, Arc, Mutex, OnceLock},
+};
 
 use rustc_hash::FxHashMap;
 
@@ -306,29 +310,41 @@ fn push_json_string(buf: &mut Vec<u8>, text: &str) {
 
 /// Appends the ECMAScript Number-to-String of a finite double, as RFC 8785 requires.
 fn push_number(buf: &mut Vec<u8>, value: f64) {
+    let (mut whole, mut fraction) = (itoa::Buffer::new(), ryu_js::Buffer::new());
+    buf.extend_from_slice(number_text(value, &mut whole, &mut fraction).as_bytes());
+}
+
+/// The ECMAScript Number-to-String of a finite double, formatted in one of the two buffers.
+fn number_text<'a>(
+    value: f64,
+    whole: &'a mut itoa::Buffer,
+    fraction: &'a mut ryu_js::Buffer,
+) -> &'a str {
     if value == 0.0 {
         // Both zeros.
-        buf.push(b'0');
+        "0"
     } else if value.abs() < 9_007_199_254_740_992.0 && (value as i64) as f64 == value {
         // A whole number below 2^53 (far below 1e21, where ECMAScript switches to exponent
         // form) is written as its integer digits: the common case, done without float printing.
-        buf.extend_from_slice(itoa::Buffer::new().format(value as i64).as_bytes());
+        whole.format(value as i64)
     } else {
-        buf.extend_from_slice(ryu_js::Buffer::new().format_finite(value).as_bytes());
+        fraction.format_finite(value)
     }
 }
 
-/// Encoded pieces up to this long are copied as one fixed-size block.
-const SHORT: usize = 24;
+/// A cell's encoding, with the comma before it, is copied as one block of this many bytes and
+/// cut to its length: most pieces are short, and a copy of unknown length is a call to
+/// `memmove`. Every number fits (ECMAScript's longest form has 25 characters).
+const BLOCK: usize = 32;
 
-/// Appends the first `len` bytes of `source`; when `len` is at most [`SHORT`] and `source`
-/// holds at least [`SHORT`] bytes, as one fixed-size copy followed by a cut.
+/// Appends the first `len` bytes of `source`; when `len` is at most [`BLOCK`] and `source`
+/// holds at least [`BLOCK`] bytes, as one fixed-size copy followed by a cut.
 #[inline]
 fn append_piece(buf: &mut Vec<u8>, source: &[u8], len: usize) {
-    match source.get(..SHORT) {
-        Some(block) if len <= SHORT => {
+    match source.get(..BLOCK) {
+        Some(block) if len <= BLOCK => {
             let kept = buf.len() + len;
-            let block: &[u8; SHORT] = block.try_into().expect("SHORT bytes");
+            let block: &[u8; BLOCK] = block.try_into().expect("BLOCK bytes");
             buf.extend_from_slice(block);
             buf.truncate(kept);
         }
@@ -361,6 +377,85 @@ pub fn write_canonical(snapshot: &Snapshot, out: &mut impl Write) -> std::io::Re
     encode_canonical(snapshot, &mut WriteSink(out))
 }
 
+/// One column's text values, each encoded once as `,"…"` (comma, JSON string).
+///
+/// Values are told apart by allocation: equal values of a snapshot share one `Arc`. Rows are
+/// sorted by treatment, visit and subject, so a column's value is usually the one of the row
+/// before (treatment, visit) or the one first seen after it (subjects come in the same order
+/// in every visit): both are checked before the map, which is then rarely asked.
+#[derive(Default)]
+struct TextPieces {
+    /// The encodings back to back, followed by [`BLOCK`] bytes of padding so that any piece
+    /// can be copied as a block.
+    encoded: Vec<u8>,
+    /// Per distinct value in first-seen order: its allocation and its piece's range.
+    seen: Vec<(*const u8, usize, usize)>,
+    /// Allocation → index in `seen`.
+    index_of: FxHashMap<*const u8, usize>,
+    /// The index of the previous row's value.
+    last: usize,
+}
+
+impl TextPieces {
+    /// The range in `encoded` of the piece for `text`.
+    #[inline]
+    fn piece(&mut self, text: &str) -> (usize, usize) {
+        let key = text.as_ptr();
+        let is = |index: usize| self.seen.get(index).is_some_and(|(seen, ..)| *seen == key);
+        let index = if is(self.last) {
+            self.last
+        } else if is(self.last + 1) {
+            self.last + 1
+        } else {
+            self.look_up(key, text)
+        };
+        self.last = index;
+        let (_, start, end) = self.seen[index];
+        (start, end)
+    }
+
+    #[cold]
+    fn look_up(&mut self, key: *const u8, text: &str) -> usize {
+        *self.index_of.entry(key).or_insert_with(|| {
+            // Drop the padding, append, pad again.
+            self.encoded
+                .truncate(self.encoded.len().saturating_sub(BLOCK));
+            let start = self.encoded.len();
+            self.encoded.push(b',');
+            push_json_string(&mut self.encoded, text);
+            let end = self.encoded.len();
+            self.encoded.extend_from_slice(&[0; BLOCK]);
+            self.seen.push((key, start, end));
+            self.seen.len() - 1
+        })
+    }
+}
+
+/// One column's previous number and its encoding `,…`, kept in a fixed block.
+struct NumberPiece {
+    bits: Option<u64>,
+    /// A comma, the number, then padding: [`BLOCK`] bytes from either of the first two.
+    block: [u8; BLOCK + 1],
+    len: usize,
+}
+
+impl NumberPiece {
+    /// The block and the length of the piece for `value`.
+    #[inline]
+    fn piece(&mut self, value: f64) -> (&[u8], usize) {
+        let bits = value.to_bits();
+        if self.bits != Some(bits) {
+            let (mut whole, mut fraction) = (itoa::Buffer::new(), ryu_js::Buffer::new());
+            let text = number_text(value, &mut whole, &mut fraction).as_bytes();
+            self.block[0] = b',';
+            self.block[1..=text.len()].copy_from_slice(text);
+            self.len = text.len() + 1;
+            self.bits = Some(bits);
+        }
+        (&self.block, self.len)
+    }
+}
+
 fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 1024);
     buf.extend_from_slice(b"{\"columns\":[");
@@ -377,75 +472,32 @@ fn encode_canonical(snapshot: &Snapshot, out: &mut impl ChunkSink) -> std::io::R
         buf.push(b'}');
     }
     buf.extend_from_slice(b"],\"rows\":[");
-    // Each distinct text value (by allocation: equal values of a snapshot share one) is encoded
-    // once into `encoded`; its cells copy that encoding.
-    let mut encoded: Vec<u8> = Vec::new();
-    let mut encoding_of: FxHashMap<*const u8, (usize, usize)> = FxHashMap::default();
-    // Rows are sorted by treatment and visit, so a column's value is usually the one of the
-    // row before: remembering it per column saves most of the map look-ups.
-    let mut previous: Vec<(*const u8, usize, usize)> =
-        vec![(std::ptr::null(), 0, 0); snapshot.columns.len()];
-    // The encoding of each column's previous number, kept in a fixed block so that it is
-    // copied with one fixed-size move (most numbers are short, and a copy of unknown length
-    // is a call to `memmove`).
-    let mut previous_number: Vec<(u64, [u8; SHORT], usize)> =
-        vec![(u64::MAX, [0; SHORT], 0); snapshot.columns.len()];
+    // Per column (a row may hold more cells than there are columns; those get state too).
+    let width = snapshot.rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut texts: Vec<TextPieces> = (0..width).map(|_| TextPieces::default()).collect();
+    let mut numbers: Vec<NumberPiece> = (0..width)
+        .map(|_| NumberPiece {
+            bits: None,
+            block: [0; BLOCK + 1],
+            len: 0,
+        })
+        .collect();
     for (i, row) in snapshot.rows.iter().enumerate() {
         buf.extend_from_slice(if i > 0 { b",[" } else { b"[" });
-        for (j, value) in row.iter().enumerate() {
-            if j > 0 {
-                buf.push(b',');
-            }
+        for (j, ((value, text), number)) in row.iter().zip(&mut texts).zip(&mut numbers).enumerate()
+        {
+            // Every piece starts with its comma; the first cell of a row skips it.
+            let skip = usize::from(j == 0);
             match value {
-                SnapshotValue::Text(text) => {
-                    let key = text.as_ptr();
-                    let last = previous.get_mut(j);
-                    let (start, end) = match last {
-                        Some(&mut (ptr, start, end)) if ptr == key => (start, end),
-                        _ => {
-                            let (start, end) = *encoding_of.entry(key).or_insert_with(|| {
-                                // Drop the padding, append, pad again.
-                                encoded.truncate(encoded.len().saturating_sub(SHORT));
-                                let start = encoded.len();
-                                push_json_string(&mut encoded, text);
-                                let end = encoded.len();
-                                encoded.extend_from_slice(&[0; SHORT]);
-                                (start, end)
-                            });
-                            if let Some(last) = previous.get_mut(j) {
-                                *last = (key, start, end);
-                            }
-                            (start, end)
-                        }
-                    };
-                    // `encoded` ends in SHORT bytes of padding, so a short piece can be copied
-                    // as a fixed block and the excess cut off.
-                    append_piece(&mut buf, &encoded[start..], end - start);
+                SnapshotValue::Text(value) => {
+                    let (start, end) = text.piece(value);
+                    append_piece(&mut buf, &text.encoded[start + skip..], end - start - skip);
                 }
-                SnapshotValue::Number(number) => {
-                    let bits = number.to_bits();
-                    match previous_number.get_mut(j) {
-                        Some((last, block, len)) => {
-                            if *last != bits {
-                                let mut piece = Vec::with_capacity(SHORT);
-                                push_number(&mut piece, *number);
-                                *len = piece.len();
-                                if piece.len() <= SHORT {
-                                    block[..piece.len()].copy_from_slice(&piece);
-                                    *last = bits;
-                                } else {
-                                    // Too long to keep: written directly, not remembered.
-                                    buf.extend_from_slice(&piece);
-                                    *last = u64::MAX;
-                                    continue;
-                                }
-                            }
-                            append_piece(&mut buf, &block[..], *len);
-                        }
-                        None => push_number(&mut buf, *number),
-                    }
+                SnapshotValue::Number(value) => {
+                    let (block, len) = number.piece(*value);
+                    append_piece(&mut buf, &block[skip..], len - skip);
                 }
-                SnapshotValue::Missing => buf.extend_from_slice(b"null"),
+                SnapshotValue::Missing => buf.extend_from_slice(&b",null"[skip..]),
             }
         }
         buf.push(b']');
@@ -472,10 +524,10 @@ impl Write for HashWriter {
     }
 }
 
-/// Hands chunks to a hashing thread, and takes back emptied buffers to reuse.
+/// Hands chunks to the hashing thread, and takes back emptied buffers to reuse.
 struct PipeSink {
-    full: std::sync::mpsc::SyncSender<Vec<u8>>,
-    empty: std::sync::mpsc::Receiver<Vec<u8>>,
+    full: mpsc::SyncSender<Vec<u8>>,
+    empty: mpsc::Receiver<Vec<u8>>,
 }
 
 impl ChunkSink for PipeSink {
@@ -491,41 +543,89 @@ impl ChunkSink for PipeSink {
     }
 }
 
-/// Below this many rows the snapshot is encoded and hashed on one thread: starting a second
-/// costs more than it saves.
+/// One snapshot's chunks for the hashing thread, and where its digest goes.
+struct HashJob {
+    chunks: mpsc::Receiver<Vec<u8>>,
+    emptied: mpsc::Sender<Vec<u8>>,
+    digest: mpsc::SyncSender<[u8; 32]>,
+}
+
+/// The hashing thread, started on first use and kept: starting a thread per snapshot costs
+/// a noticeable part of hashing one of a few megabytes. One snapshot at a time uses it;
+/// a snapshot hashed meanwhile on another thread is encoded and hashed on that thread.
+fn hashing_thread() -> Option<&'static Mutex<mpsc::Sender<HashJob>>> {
+    static THREAD: OnceLock<Option<Mutex<mpsc::Sender<HashJob>>>> = OnceLock::new();
+    THREAD
+        .get_or_init(|| {
+            let (jobs, incoming) = mpsc::channel::<HashJob>();
+            std::thread::Builder::new()
+                .name("snapshot-hash".into())
+                .spawn(move || {
+                    for job in incoming {
+                        let mut hasher = Sha256::new();
+                        for mut chunk in job.chunks {
+                            hasher.update(&chunk);
+                            chunk.clear();
+                            // The encoder may have finished; then the buffer is simply dropped.
+                            let _ = job.emptied.send(chunk);
+                        }
+                        // The caller waits for it unless it gave up (then nobody needs it).
+                        let _ = job.digest.send(hasher.finalize().into());
+                    }
+                })
+                .ok()
+                .map(|_| Mutex::new(jobs))
+        })
+        .as_ref()
+}
+
+/// Below this many rows the snapshot is encoded and hashed on one thread: handing chunks to
+/// another costs more than it saves.
 const PIPELINE_MIN_ROWS: usize = 4_096;
+
+/// Chunks in flight between the encoder and the hashing thread (1 MiB).
+const PIPELINE_DEPTH: usize = 16;
 
 /// The snapshot hash: SHA-256 of the canonical encoding, streamed in chunks (never held whole).
 ///
 /// Encoding costs about as much as SHA-256 itself, so for snapshots of some size the two run
-/// as a pipeline on two threads: this one encodes 64 KiB chunks, a scoped thread hashes them.
+/// as a pipeline: this thread encodes 64 KiB chunks, the hashing thread hashes them.
 pub fn snapshot_hash(snapshot: &Snapshot) -> Sha256Digest {
-    if snapshot.rows.len() < PIPELINE_MIN_ROWS {
+    let single_thread = || {
         let mut hasher = HashWriter(Sha256::new());
         write_canonical(snapshot, &mut hasher).expect("hashing never fails");
-        return Sha256Digest::from_bytes(hasher.0.finalize().into());
+        Sha256Digest::from_bytes(hasher.0.finalize().into())
+    };
+    if snapshot.rows.len() < PIPELINE_MIN_ROWS {
+        return single_thread();
     }
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    std::thread::scope(|scope| {
-        let hasher = scope.spawn(move || {
-            let mut hasher = Sha256::new();
-            for mut chunk in full_rx {
-                hasher.update(&chunk);
-                chunk.clear();
-                // The encoder may have finished; then the buffer is simply dropped.
-                let _ = empty_tx.send(chunk);
-            }
-            hasher.finalize()
-        });
-        let mut sink = PipeSink {
-            full: full_tx,
-            empty: empty_rx,
-        };
-        encode_canonical(snapshot, &mut sink).expect("the hashing thread runs to the end");
-        drop(sink);
-        Sha256Digest::from_bytes(hasher.join().expect("hashing never panics").into())
-    })
+    let Some(jobs) = hashing_thread().and_then(|jobs| jobs.try_lock().ok()) else {
+        return single_thread();
+    };
+    let (full, chunks) = mpsc::sync_channel(PIPELINE_DEPTH);
+    let (emptied, empty) = mpsc::channel();
+    let (digest_tx, digest) = mpsc::sync_channel(1);
+    let job = HashJob {
+        chunks,
+        emptied,
+        digest: digest_tx,
+    };
+    if jobs.send(job).is_err() {
+        drop(jobs);
+        return single_thread();
+    }
+    let mut sink = PipeSink { full, empty };
+    let encoded = encode_canonical(snapshot, &mut sink);
+    // Closing the channel ends the job.
+    drop(sink);
+    match (encoded, digest.recv()) {
+        (Ok(()), Ok(bytes)) => Sha256Digest::from_bytes(bytes),
+        // The hashing thread is gone (it cannot panic while hashing, but be safe): redo here.
+        _ => {
+            drop(jobs);
+            single_thread()
+        }
+    }
 }
 
 /// Writes the snapshot as CSV for R: a header of column names, every text value quoted (`"`
