@@ -40,7 +40,7 @@ pub(super) fn numbers_of(values: &TextValues) -> Option<NumericValues> {
     let mut numbers = Vec::with_capacity(values.levels().len() + 1);
     numbers.push(NumericCell::Missing(SasMissing::Dot));
     for level in values.levels() {
-        match number_shape(level) {
+        match number_shape(level.as_bytes()) {
             NumberShape::Finite(value) => numbers.push(NumericCell::Value(value)),
             _ => return None,
         }
@@ -57,17 +57,13 @@ impl ColumnCells {
     pub fn push(&mut self, field: &[u8]) -> Result<(), PushError> {
         match self {
             Self::Text(builder) => builder.push_utf8(field).map_err(|_| PushError::NotUtf8),
-            Self::Numbers(numbers) => {
-                // A number is ASCII: anything else is not one.
-                let text = std::str::from_utf8(field).map_err(|_| PushError::NotANumber)?;
-                match number_shape(text) {
-                    NumberShape::Finite(value) => {
-                        numbers.push(NumericCell::Value(value));
-                        Ok(())
-                    }
-                    _ => Err(PushError::NotANumber),
+            Self::Numbers(numbers) => match number_shape(field) {
+                NumberShape::Finite(value) => {
+                    numbers.push(NumericCell::Value(value));
+                    Ok(())
                 }
-            }
+                _ => Err(PushError::NotANumber),
+            },
         }
     }
 
@@ -89,7 +85,7 @@ impl ColumnCells {
         if levels.len() < NUMBERS_FROM_DISTINCT
             || !levels
                 .iter()
-                .all(|level| matches!(number_shape(level), NumberShape::Finite(_)))
+                .all(|level| matches!(number_shape(level.as_bytes()), NumberShape::Finite(_)))
         {
             return;
         }
