@@ -383,7 +383,13 @@ fn read_records(
     let Some(split) = split else {
         let mut text_only = vec![!tuning.numbers_directly; width];
         return Ok((
-            read_chunk_as_text_where_needed(body, 0..body.len(), header_end, &mut text_only)?,
+            read_chunk_as_text_where_needed(
+                body,
+                0..body.len(),
+                body.len(),
+                header_end,
+                &mut text_only,
+            )?,
             None,
         ));
     };
@@ -391,10 +397,16 @@ fn read_records(
     let (mut first_text, mut second_text) = (vec![text; width], vec![text; width]);
     let (first, second) = std::thread::scope(|scope| {
         let first_text = &mut first_text;
-        let first = scope
-            .spawn(move || read_chunk_as_text_where_needed(body, 0..split, header_end, first_text));
-        let second =
-            read_chunk_as_text_where_needed(body, split..body.len(), header_end, &mut second_text);
+        let first = scope.spawn(move || {
+            read_chunk_as_text_where_needed(body, 0..split, body.len(), header_end, first_text)
+        });
+        let second = read_chunk_as_text_where_needed(
+            body,
+            split..body.len(),
+            body.len() - split,
+            header_end,
+            &mut second_text,
+        );
         (
             first.join().expect("reading CSV records does not panic"),
             second,
@@ -428,11 +440,22 @@ fn read_records(
         }
     }
     if first_again {
-        first = read_chunk_as_text_where_needed(body, 0..split, header_end, &mut first_text)?;
+        first = read_chunk_as_text_where_needed(
+            body,
+            0..split,
+            body.len(),
+            header_end,
+            &mut first_text,
+        )?;
     }
     if second_again {
-        second =
-            read_chunk_as_text_where_needed(body, split..body.len(), header_end, &mut second_text)?;
+        second = read_chunk_as_text_where_needed(
+            body,
+            split..body.len(),
+            body.len() - split,
+            header_end,
+            &mut second_text,
+        )?;
     }
     Ok((first, Some(second)))
 }
@@ -442,11 +465,12 @@ fn read_records(
 fn read_chunk_as_text_where_needed(
     body: &[u8],
     range: std::ops::Range<usize>,
+    room_bytes: usize,
     header_end: usize,
     text_only: &mut [bool],
 ) -> Result<Vec<ColumnCells>, CsvError> {
     loop {
-        match read_chunk(body, range.clone(), header_end, text_only) {
+        match read_chunk(body, range.clone(), room_bytes, header_end, text_only) {
             Ok(cells) => return Ok(cells),
             Err(ChunkError::NotANumber { column }) => text_only[column] = true,
             Err(ChunkError::Csv(error)) => return Err(error),
@@ -641,6 +665,9 @@ fn read_one_record(
 }
 
 /// Reads the records in `range` of `body` (records start at `header_end` at the earliest).
+/// Once the first records show how long a record is, the cells make room for `room_bytes` of
+/// records: the whole file for its first half, so that the second half is later appended
+/// without moving (and faulting in) the first again.
 ///
 /// A line without quotes or stray carriage returns (nearly every line of an ADaM export) is
 /// split at its commas directly; any other record goes through the csv state machine
@@ -652,6 +679,7 @@ fn read_one_record(
 fn read_chunk(
     body: &[u8],
     range: std::ops::Range<usize>,
+    room_bytes: usize,
     header_end: usize,
     text_only: &[bool],
 ) -> Result<Vec<ColumnCells>, ChunkError> {
@@ -666,11 +694,11 @@ fn read_chunk(
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(width + 1);
     let mut at = begin;
     while at < end {
-        // Once the first records show how long a record is, room for all of them is made at
-        // once, instead of the code vectors growing (and being copied) step by step.
+        // Room for all records at once, instead of the code vectors growing (and being copied)
+        // step by step.
         if records == SAMPLE_RECORDS {
             let per_record = (at - begin) as f64 / SAMPLE_RECORDS as f64;
-            let expected = ((end - begin) as f64 / per_record.max(1.0) * 1.05) as usize;
+            let expected = (room_bytes as f64 / per_record.max(1.0) * 1.05) as usize;
             for (column, &text) in cells.iter_mut().zip(text_only) {
                 if !text {
                     column.consider_numbers();

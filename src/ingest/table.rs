@@ -264,6 +264,10 @@ pub struct TextBuilder {
     last: u32,
     /// The code of the previous cell, missing included (for [`Self::repeat_last`]).
     last_pushed: u32,
+    /// Per code, the code that followed it the last time: ADaM data repeats sequences (the
+    /// parameters of each visit come in the same order), so this guess is checked before
+    /// hashing. Index 0 is for "no previous value"; empty until a first guess is recorded.
+    successor: Vec<u32>,
 }
 
 impl TextBuilder {
@@ -302,17 +306,33 @@ impl TextBuilder {
     /// Appends the text in `bytes`, checking that it is UTF-8 only the first time a value is seen.
     pub fn push_utf8(&mut self, bytes: &[u8]) -> Result<(), std::str::Utf8Error> {
         // Sorted data repeats values row after row: the previous value is checked first.
-        let code = if self.last != 0
-            && same_bytes(self.values.levels[self.last as usize - 1].as_bytes(), bytes)
-        {
+        let level = |code: u32| self.values.levels[code as usize - 1].as_bytes();
+        let code = if self.last != 0 && same_bytes(level(self.last), bytes) {
             self.last
         } else {
-            self.code_of(bytes)?
+            let guess = self.successor.get(self.last as usize).copied().unwrap_or(0);
+            if guess != 0 && same_bytes(level(guess), bytes) {
+                guess
+            } else {
+                let code = self.code_of(bytes)?;
+                self.follow(code);
+                code
+            }
         };
         self.last = code;
         self.last_pushed = code;
         self.values.codes.push(code);
         Ok(())
+    }
+
+    /// Records that `code` followed the previous value.
+    #[cold]
+    fn follow(&mut self, code: u32) {
+        let at = self.last as usize;
+        if self.successor.len() <= at {
+            self.successor.resize(self.values.levels.len() + 1, 0);
+        }
+        self.successor[at] = code;
     }
 
     /// The code of the value in `bytes`, adding it (checked to be UTF-8) if it is new.
@@ -499,6 +519,57 @@ mod same_bytes_tests {
                 assert!(!same_bytes(&a, &b), "{n} {at}");
             }
             assert!(!same_bytes(&a, &[a.as_slice(), b"x"].concat()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod text_builder_tests {
+    use proptest::prelude::*;
+
+    use super::TextBuilder;
+
+    proptest! {
+        /// Whatever the order of values (repeats, recurring sequences, new values, missing
+        /// cells), each cell's code names its own value, and the levels are the distinct values
+        /// in order of first appearance.
+        #[test]
+        fn codes_name_the_values_pushed(
+            cells in proptest::collection::vec(
+                proptest::option::of(prop_oneof![
+                    Just("A".to_owned()),
+                    Just("B".to_owned()),
+                    Just("a longer value of twenty-nine".to_owned()),
+                    "[a-c]{0,3}",
+                ]),
+                0..200,
+            ),
+            repeated in any::<bool>(),
+        ) {
+            // Repeated: the cells come three times over, as the parameters of each visit do.
+            let cells: Vec<Option<String>> = if repeated {
+                cells.iter().cycle().take(cells.len() * 3).cloned().collect()
+            } else {
+                cells
+            };
+            let mut builder = TextBuilder::default();
+            for cell in &cells {
+                match cell {
+                    Some(value) => builder.push(value),
+                    None => builder.push_missing(),
+                }
+            }
+            let values = builder.finish();
+            let mut distinct: Vec<&str> = Vec::new();
+            for cell in cells.iter().flatten() {
+                if !distinct.contains(&cell.as_str()) {
+                    distinct.push(cell);
+                }
+            }
+            prop_assert_eq!(values.levels().iter().map(|l| &**l).collect::<Vec<_>>(), distinct);
+            for (row, cell) in cells.iter().enumerate() {
+                prop_assert_eq!(values.get(row), cell.as_deref());
+            }
         }
     }
 }
