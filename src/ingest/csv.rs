@@ -337,8 +337,10 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         .collect();
     let columns = map_in_parallel(pieces, |(name, first, rest)| match (first, rest) {
         (ColumnCells::Numbers(mut numbers), rest) => {
-            if let Some(ColumnCells::Numbers(rest)) = rest {
-                numbers.append(rest);
+            match rest {
+                Some(ColumnCells::Numbers(rest)) => numbers.append(rest),
+                None => {}
+                Some(ColumnCells::Text(_)) => unreachable!("read_records gives halves one form"),
             }
             Ok(Column {
                 name,
@@ -348,8 +350,10 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
             })
         }
         (ColumnCells::Text(mut values), rest) => {
-            if let Some(ColumnCells::Text(rest)) = rest {
-                values.append(rest.finish());
+            match rest {
+                Some(ColumnCells::Text(rest)) => values.append(rest.finish()),
+                None => {}
+                Some(ColumnCells::Numbers(_)) => unreachable!("read_records gives halves one form"),
             }
             type_column(name, values.finish(), body)
         }
@@ -415,31 +419,37 @@ fn read_records(
     // An error in the first half comes first in the file.
     let (mut first, mut second) = (first?, second?);
     // A column read as numbers in one half and as text in the other: the text half becomes
-    // numbers when all its values are numbers; otherwise the column is read again as text.
-    let (mut first_again, mut second_again) = (false, false);
-    for column in 0..width {
-        let (a, b) = (&mut first[column], &mut second[column]);
-        let numbers_in_first = matches!(a, ColumnCells::Numbers(_));
-        if numbers_in_first == matches!(b, ColumnCells::Numbers(_)) {
-            continue;
-        }
-        let text = if numbers_in_first { b } else { a };
-        let ColumnCells::Text(builder) = text else {
-            unreachable!("the halves differ")
-        };
-        let values = std::mem::take(builder).finish();
-        match numbers_of(&values) {
-            Some(numbers) => *text = ColumnCells::Numbers(numbers),
-            None => {
-                // Both halves are read again with the column as text (the text half's builder
-                // was taken apart to look at its values).
-                first_text[column] = true;
-                second_text[column] = true;
-                (first_again, second_again) = (true, true);
+    // numbers when all its values are numbers; otherwise the column is read again as text in
+    // both halves. A half read again gives every other column its first form back (a text
+    // half made numbers above is text again), so the check is repeated until no column differs;
+    // each round marks one more column as text, so this ends.
+    loop {
+        let mut read_again = false;
+        for column in 0..width {
+            let (a, b) = (&mut first[column], &mut second[column]);
+            let numbers_in_first = matches!(a, ColumnCells::Numbers(_));
+            if numbers_in_first == matches!(b, ColumnCells::Numbers(_)) {
+                continue;
+            }
+            let text = if numbers_in_first { b } else { a };
+            let ColumnCells::Text(builder) = text else {
+                unreachable!("the halves differ")
+            };
+            let values = std::mem::take(builder).finish();
+            match numbers_of(&values) {
+                Some(numbers) => *text = ColumnCells::Numbers(numbers),
+                None => {
+                    // The text half's builder was taken apart to look at its values, and is
+                    // read again too.
+                    first_text[column] = true;
+                    second_text[column] = true;
+                    read_again = true;
+                }
             }
         }
-    }
-    if first_again {
+        if !read_again {
+            break;
+        }
         first = read_chunk_as_text_where_needed(
             body,
             0..split,
@@ -447,8 +457,6 @@ fn read_records(
             header_end,
             &mut first_text,
         )?;
-    }
-    if second_again {
         second = read_chunk_as_text_where_needed(
             body,
             split..body.len(),
@@ -600,12 +608,17 @@ fn for_each_comma<E>(
 /// quotes, a quoted line break or a quote elsewhere.
 fn split_quoted_line(line: &[u8], spans: &mut Vec<(usize, usize)>) -> bool {
     spans.clear();
-    if memchr::memchr(b'"', line).is_none() {
+    let next_quote_from =
+        |at: usize| memchr::memchr(b'"', &line[at..]).map_or(line.len(), |i| at + i);
+    let mut next_quote = next_quote_from(0);
+    if next_quote == line.len() {
         return false;
     }
+    // The start of the current field.
     let mut at = 0;
     loop {
-        if line.get(at) == Some(&b'"') {
+        if at == next_quote {
+            // A quoted field: it ends at the next quote, which a comma or the line's end follows.
             let Some(close) = memchr::memchr(b'"', &line[at + 1..]).map(|i| at + 1 + i) else {
                 return false;
             };
@@ -615,25 +628,30 @@ fn split_quoted_line(line: &[u8], spans: &mut Vec<(usize, usize)>) -> bool {
                 Some(b',') => at = close + 2,
                 Some(_) => return false,
             }
-        } else {
-            let stop = memchr::memchr2(b',', b'"', &line[at..]).map(|i| at + i);
-            match stop {
-                None => {
-                    spans.push((at, line.len()));
-                    return true;
-                }
-                Some(comma) if line[comma] == b',' => {
-                    spans.push((at, comma));
-                    at = comma + 1;
-                }
-                Some(_) => return false,
+            if at == line.len() {
+                // A trailing comma: one more, empty field.
+                spans.push((at, at));
+                return true;
             }
+            next_quote = next_quote_from(at);
+            continue;
         }
-        if at == line.len() {
-            // A trailing comma: one more, empty field.
-            spans.push((at, at));
+        // Unquoted fields up to the next quote (or the line's end), split at their commas.
+        let mut field_start = at;
+        let _ = for_each_comma(&line[at..next_quote], |comma| {
+            spans.push((field_start, at + comma));
+            field_start = at + comma + 1;
+            Ok::<(), ()>(())
+        });
+        if next_quote == line.len() {
+            spans.push((field_start, line.len()));
             return true;
         }
+        // A quote anywhere but at the start of a field is not a plain one.
+        if field_start != next_quote {
+            return false;
+        }
+        at = next_quote;
     }
 }
 
