@@ -391,13 +391,28 @@ impl ExecutionService {
                 image: record.image,
             })
             .await;
-        let verification = verify_execution_result(&VerificationInput {
-            request: &request,
-            spec,
-            snapshot: &snapshot,
-            script: &script,
-            result: &result,
-        });
+        // The checks decode the PNG and recompute the statistics: tens of milliseconds of CPU,
+        // kept off the async executor like the database work.
+        let verification = {
+            let (request, spec, snapshot, script, result) = (
+                request.clone(),
+                spec.clone(),
+                Arc::clone(&snapshot),
+                script.clone(),
+                result.clone(),
+            );
+            tokio::task::spawn_blocking(move || {
+                verify_execution_result(&VerificationInput {
+                    request: &request,
+                    spec: &spec,
+                    snapshot: &snapshot,
+                    script: &script,
+                    result: &result,
+                })
+            })
+            .await
+            .map_err(|e| DatabaseError::Task(e.to_string()))?
+        };
 
         crash_point("after_run");
         // Store the outputs first (content-addressed: a crash leaves only unreferenced objects)
