@@ -194,12 +194,9 @@ fn number_shape(cell: &[u8]) -> NumberShape {
             NumberShape::NotANumber
         };
     }
+    let exact = mantissa_digits <= 19 && mantissa < 1 << 53;
     let scale = exponent.map(|e| e - fraction_digits as i64);
-    if let (true, true, Some(scale)) = (
-        mantissa_digits <= 19,
-        mantissa < 1 << 53,
-        scale.filter(|s| s.abs() <= 22),
-    ) {
+    if let Some(scale) = scale.filter(|s| exact && s.abs() <= 22) {
         let whole = mantissa as f64;
         let power = POWERS_OF_TEN[scale.unsigned_abs() as usize];
         let value = if scale >= 0 {
