@@ -3,4 +3,5 @@
 
 pub mod execution;
 pub mod prepare;
+pub mod startup;
 pub mod upload;

@@ -7,4 +7,5 @@ pub mod audit;
 pub mod db;
 pub mod ledger;
 pub mod objects;
+pub mod owner;
 pub mod repository;

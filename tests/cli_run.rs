@@ -59,6 +59,25 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
     assert_eq!(run.matches(" Pass").count(), 10, "{run}");
     let id = run.split_whitespace().nth(1).unwrap().to_owned();
 
+    // The dataset went in through the upload path: its uploads row names raw bytes that are in
+    // the object store, byte for byte the file given.
+    let database = rusqlite::Connection::open(dir.path().join("data/adamviz.sqlite3")).unwrap();
+    let (content_hash, size): (String, i64) = database
+        .query_row("SELECT content_hash, size FROM uploads", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    drop(database);
+    let object = dir
+        .path()
+        .join("data/objects/sha256")
+        .join(&content_hash[..2])
+        .join(&content_hash[2..]);
+    let stored = std::fs::read(&object).expect("the upload's raw bytes are stored");
+    let original =
+        std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(data)).unwrap();
+    assert!(stored == original && size as usize == original.len());
+
     let list = stdout(&adamviz(&["revisions", "list"], dir.path()));
     assert!(list.starts_with(&id) && list.contains("verified"), "{list}");
     let shown: serde_json::Value = serde_json::from_str(&stdout(&adamviz(
@@ -116,4 +135,88 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
     );
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is not accepted"));
+}
+
+/// Before: every `adamviz run` and `adamviz serve` ended, at start, every attempt left active
+/// in the data directory — including the one another live process was running, whose
+/// completion was then refused. Now recovery ends only attempts whose owner is gone. Two runs
+/// and a server share one directory, the second run and the server starting while the first
+/// run's attempt is active; both runs end Verified.
+#[test]
+fn two_runs_and_a_server_on_one_data_directory_do_not_fail_each_others_attempts() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let data = "../shared/data/adlbc.xpt";
+    let draft = adamviz(
+        &["spec", "draft", data, "--question", "ALT over time by arm"],
+        dir.path(),
+    );
+    let draft_path = dir.path().join("draft.json");
+    std::fs::write(&draft_path, stdout(&draft)).unwrap();
+    let confirmed = adamviz(
+        &["spec", "confirm", data, draft_path.to_str().unwrap()],
+        dir.path(),
+    );
+    let spec_path = dir.path().join("spec.json");
+    std::fs::write(&spec_path, stdout(&confirmed)).unwrap();
+    let spawn = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_adamviz"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("ADAMVIZ_DATA_DIR", dir.path().join("data"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let run_args = [
+        "run",
+        data,
+        "--spec",
+        spec_path.to_str().unwrap(),
+        "--classification",
+        "deidentified",
+    ];
+    let first = spawn(&run_args);
+    // Wait until the first run's attempt is active.
+    let database = dir.path().join("data/adamviz.sqlite3");
+    let started = Instant::now();
+    loop {
+        let active: i64 = rusqlite::Connection::open_with_flags(
+            &database,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|c| {
+            c.query_row(
+                "SELECT count(*) FROM attempts WHERE state = 'active'",
+                [],
+                |row| row.get(0),
+            )
+        })
+        .unwrap_or(0);
+        if active > 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the first run never started its attempt"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = spawn(&run_args);
+    let mut server = spawn(&["serve", "--addr", "127.0.0.1:0"]);
+    let first = first.wait_with_output().unwrap();
+    let second = second.wait_with_output().unwrap();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let served = server.wait().unwrap();
+    for (name, output) in [("first", &first), ("second", &second)] {
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && text.contains("status: Verified"),
+            "the {name} run: {text}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(served.success(), "the server did not stop cleanly");
 }

@@ -169,3 +169,67 @@ fn attacks_on_a_sealed_record_are_refused_with_their_exact_error() {
         }
     }
 }
+
+/// The schemas are compiled in (`include_str!`), so a schema file changed after the build
+/// cannot stop the binary: this test is what catches it. Every constant equals the file now in
+/// `schemas/`, byte for byte and by both identities, and every file there is compiled in.
+#[test]
+fn the_compiled_in_schemas_are_the_files_in_the_schemas_directory() {
+    use adamviz::evidence::schemas::ALL_SCHEMAS;
+    use sha2::{Digest, Sha256};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    for schema in ALL_SCHEMAS {
+        let on_disk = std::fs::read_to_string(dir.join(schema.file)).unwrap();
+        assert!(
+            on_disk == schema.raw,
+            "{} differs from the compiled-in text",
+            schema.file
+        );
+        assert_eq!(
+            hex::encode(Sha256::digest(on_disk.as_bytes())),
+            schema.raw_sha256
+        );
+        let value: Value = serde_json::from_str(&on_disk).unwrap();
+        assert_eq!(
+            hex::encode(Sha256::digest(serde_jcs::to_vec(&value).unwrap())),
+            schema.canonical_sha256,
+            "{}",
+            schema.file
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".schema.json"))
+        .collect();
+    files.sort();
+    let mut compiled: Vec<String> = ALL_SCHEMAS.iter().map(|s| s.file.to_owned()).collect();
+    compiled.sort();
+    assert_eq!(files, compiled, "every schema file is compiled in");
+}
+
+/// Records of an older version are read with their own schema, never written.
+#[test]
+fn older_versions_are_read_and_only_the_current_one_is_written() {
+    let sealed = seal(request(), digest(0)).unwrap();
+    let mut value: Value = serde_json::to_value(sealed.record()).unwrap();
+    assert_eq!(value["schema_version"], "execution-request-v2");
+    assert_eq!(value["harness_version"], "execution-harness-v2");
+    // The same record as v1 wrote it validates against v1.
+    value["schema_version"] = json!("execution-request-v1");
+    value["harness_version"] = json!("execution-harness-v1");
+    let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V1, &value).unwrap();
+    assert_eq!(violations, Vec::<String>::new());
+    // A new record cannot be written in the old version.
+    let mut old = request();
+    old.schema_version = "execution-request-v1".to_owned();
+    old.harness_version = "execution-harness-v1".to_owned();
+    let refused = seal(old, digest(0)).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("new records are written as execution-request-v2"),
+        "{refused}"
+    );
+}

@@ -37,7 +37,8 @@ fn run_with(config: RunnerConfig, request: RunRequest) -> RunResult {
     runtime.block_on(async { Runner::new(config).run(request).await })
 }
 
-/// Processes whose real uid is `uid`, from /proc.
+/// Live processes whose real uid is `uid`, from /proc. A zombie has exited already (the run's
+/// init, killed with the supervisor, waits there to be reaped by whoever inherited it).
 fn processes_of_uid(uid: u32) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -52,7 +53,11 @@ fn processes_of_uid(uid: u32) -> Vec<u32> {
             .find_map(|l| l.strip_prefix("Uid:"))
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|u| u.parse::<u32>().ok());
-        if real_uid == Some(uid) {
+        let zombie = status
+            .lines()
+            .find_map(|l| l.strip_prefix("State:"))
+            .is_some_and(|state| state.trim_start().starts_with('Z'));
+        if real_uid == Some(uid) && !zombie {
             found.push(pid);
         }
     }

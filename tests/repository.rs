@@ -167,6 +167,21 @@ impl Fixture {
         key: &str,
         fingerprint: u8,
     ) -> Result<StartOutcome, RepositoryError> {
+        self.start_held_by(
+            revision,
+            key,
+            fingerprint,
+            &AttemptLease::of_this_process(std::time::Duration::from_secs(600)),
+        )
+    }
+
+    fn start_held_by(
+        &self,
+        revision: &str,
+        key: &str,
+        fingerprint: u8,
+        lease: &AttemptLease,
+    ) -> Result<StartOutcome, RepositoryError> {
         let mut connection = self.database.connection().unwrap();
         let transaction = connection.transaction().unwrap();
         let outcome = start_attempt(
@@ -174,6 +189,7 @@ impl Fixture {
             revision,
             &attempt_id_for(revision, key),
             &digest(fingerprint),
+            lease,
         )?;
         transaction.commit().unwrap();
         Ok(outcome)
@@ -311,10 +327,12 @@ fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_chang
             "UPDATE attempts SET state = 'active' WHERE id = ?1",
             [&first.id],
         );
-        assert!(raw
-            .unwrap_err()
-            .to_string()
-            .contains("terminal attempt cannot change"));
+        let refused = raw.unwrap_err().to_string();
+        assert!(
+            refused.contains("terminal attempt cannot change")
+                || refused.contains("an attempt ends once"),
+            "{refused}"
+        );
     }
     let StartOutcome::Started(second) = f.start(&revision.id, "key-2", 11).unwrap() else {
         panic!()
@@ -332,8 +350,13 @@ fn a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains() {
     let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
     };
-    // The revision moves on while the attempt runs.
+    // The revision moves on while the attempt runs. No code path does that, and the database
+    // refuses it (migration 4); an attacker who drops that rule can, and the version check of
+    // the promotion still holds.
     let connection = f.database.connection().unwrap();
+    connection
+        .execute_batch("DROP TRIGGER revisions_change_only_by_promotion")
+        .unwrap();
     connection
         .execute(
             "UPDATE revisions SET version = version + 1 WHERE id = ?1",
@@ -385,7 +408,10 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
             )
             .unwrap_err();
         assert!(
-            refused.to_string().contains("becomes verified only"),
+            refused.to_string().contains("becomes verified only")
+                || refused
+                    .to_string()
+                    .contains("changes only from draft to verified"),
             "{refused}"
         );
     }
@@ -396,7 +422,10 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
         )
         .unwrap_err();
     assert!(
-        refused.to_string().contains("version on by one"),
+        refused.to_string().contains("version on by one")
+            || refused
+                .to_string()
+                .contains("changes only from draft to verified"),
         "{refused}"
     );
 }
@@ -405,7 +434,15 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
 fn reconcile_fails_attempts_left_active_and_a_retry_succeeds() {
     let f = Fixture::new();
     let revision = f.revision(false);
-    let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
+    let StartOutcome::Started(attempt) = f
+        .start_held_by(
+            &revision.id,
+            "key-1",
+            11,
+            &lease_of_a_process_that_is_gone(),
+        )
+        .unwrap()
+    else {
         panic!()
     };
     let mut connection = f.database.connection().unwrap();
@@ -448,10 +485,14 @@ fn a_bundle_whose_bytes_are_missing_or_changed_in_the_store_is_refused() {
         "{missing}"
     );
     // A stored artifact whose file was changed on disk.
+    // (Changed after the fixture stored it: storing the same bytes again now repairs it.)
     let statistics = ArtifactRef::of("statistics.json", STATISTICS);
-    f.put(STATISTICS);
-    std::fs::write(f.objects.path_of(&statistics.sha256), b"{\"cells\":[1]}").unwrap();
-    let corrupt = f.complete(&revision.id, &attempt.id, true).unwrap_err();
+    let corrupt = f
+        .complete_with(&revision.id, &attempt.id, true, |bundle| {
+            std::fs::write(f.objects.path_of(&statistics.sha256), b"{\"cells\":[1]}").unwrap();
+            bundle
+        })
+        .unwrap_err();
     assert!(
         matches!(&corrupt, RepositoryError::Artifact { name, source: ObjectStoreError::Corrupt { .. } } if name == "statistics.json"),
         "{corrupt}"
@@ -501,7 +542,8 @@ fn the_database_refuses_rows_without_their_evidence_records() {
     assert!(
         refused
             .to_string()
-            .contains("succeeds only with an accepted artifact bundle"),
+            .contains("succeeds only with an accepted artifact bundle")
+            || refused.to_string().contains("an attempt ends once"),
         "{refused}"
     );
     // A bundle row whose artifact_bundle record does not exist (passing verification present).
@@ -547,4 +589,37 @@ fn the_database_refuses_rows_without_their_evidence_records() {
             .contains("the revision's own script and snapshot"),
         "{other}"
     );
+}
+
+/// A lease held by a process of this host that has exited.
+fn lease_of_a_process_that_is_gone() -> AttemptLease {
+    let mut child = std::process::Command::new("/bin/true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    let owner = adamviz::store::owner::ProcessIdentity {
+        pid,
+        ..adamviz::store::owner::ProcessIdentity::current().clone()
+    };
+    AttemptLease {
+        owner: owner.to_column(),
+        until: "2999-01-01T00:00:00.000000Z".to_owned(),
+    }
+}
+
+/// Before: recovery at start ended every active attempt, so an `adamviz run` or a `serve`
+/// starting on a data directory failed the attempt another live process was running.
+#[test]
+fn reconcile_leaves_the_attempt_of_a_live_owner_alone() {
+    let f = Fixture::new();
+    let revision = f.revision(false);
+    let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
+        panic!()
+    };
+    let mut connection = f.database.connection().unwrap();
+    let transaction = connection.transaction().unwrap();
+    let reconciled = reconcile_active_attempts(&transaction, "restarted").unwrap();
+    transaction.commit().unwrap();
+    assert_eq!(reconciled, Vec::<String>::new());
+    let stored = get_attempt(&connection, &attempt.id).unwrap().unwrap();
+    assert_eq!(stored.state, "active");
 }

@@ -28,16 +28,19 @@ use r_fixtures::test_config;
 use sha2::{Digest, Sha256};
 
 struct Pilot {
-    table: Table,
+    table: Arc<Table>,
     upload: UploadInfo,
 }
 
+fn pilot_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adlbc.xpt")
+}
+
 fn pilot() -> Pilot {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adlbc.xpt");
-    let bytes = std::fs::read(&path).expect("the public test data ../shared/data/adlbc.xpt");
+    let bytes = std::fs::read(pilot_path()).expect("the public test data ../shared/data/adlbc.xpt");
     let content_hash = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
     Pilot {
-        table: read_dataset(&bytes).unwrap(),
+        table: Arc::new(read_dataset(&bytes).unwrap()),
         upload: UploadInfo {
             content_hash,
             classification: "deidentified".into(),
@@ -54,6 +57,10 @@ fn service(dir: &std::path::Path) -> ExecutionService {
 fn service_with(dir: &std::path::Path, config: RunnerConfig) -> ExecutionService {
     let database = Database::open_in(dir).unwrap();
     let objects = ObjectStore::open(dir).unwrap();
+    // The pilot's raw bytes are in the store, as an upload's are.
+    objects
+        .put_stream(std::fs::File::open(pilot_path()).unwrap(), 1 << 30)
+        .unwrap();
     ExecutionService::new(database, objects, Arc::new(Runner::new(config)))
 }
 
@@ -91,7 +98,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         ] {
             let spec = confirmed(question);
             let made = service
-                .materialize(&spec, &pilot.table, &pilot.upload)
+                .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
                 .await
                 .unwrap();
             assert_eq!(made.revision.status, RevisionStatus::Draft, "{question}");
@@ -189,7 +196,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         // a retry with the right script succeeds.
         let spec = confirmed("ALT over time by arm");
         let made = service
-            .materialize(&spec, &pilot.table, &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
             .await
             .unwrap();
         let mut tampered = made.prepared.script.bytes.clone();
@@ -229,7 +236,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         let mut free = confirmed("ALT over time by arm");
         free.y_scale = YScale::Free;
         let made = service
-            .materialize(&free, &pilot.table, &pilot.upload)
+            .materialize(&free, Arc::clone(&pilot.table), &pilot.upload)
             .await
             .unwrap();
         assert_eq!(made.revision.status, RevisionStatus::ExperimentalDraft);
@@ -268,7 +275,7 @@ fn a_runner_timeout_fails_the_attempt_and_a_retry_succeeds() {
     let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
     runtime.block_on(async {
         let made = impatient
-            .materialize(&spec, &pilot.table, &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
             .await
             .unwrap();
         let run = |service: ExecutionService, key: &'static str| {
@@ -322,7 +329,7 @@ fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
     let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
     runtime.block_on(async {
         let made = service
-            .materialize(&spec, &pilot.table, &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
             .await
             .unwrap();
         let run = |key: &'static str| {
@@ -362,4 +369,111 @@ fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
             .unwrap();
         assert_eq!(attempts, 1, "only one attempt was ever started");
     });
+}
+
+/// Before: when the repository refused the completion, the passing verification record was
+/// rolled back with it, so the ledger no longer said that R's output had been verified. Here
+/// the database refuses every bundle (a trigger the test adds), the attempt fails, and the
+/// verdict stays in the ledger, named by the failure record.
+#[test]
+fn a_refused_completion_keeps_the_passing_verification_record() {
+    let pilot = pilot();
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
+    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    service
+        .database()
+        .connection()
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER test_refuses_bundles BEFORE INSERT ON artifact_bundles
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .unwrap();
+    runtime.block_on(async {
+        let made = service
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .await
+            .unwrap();
+        let refused = service
+            .execute(
+                &made.revision.id,
+                "key",
+                &spec,
+                made.prepared.script.bytes.clone(),
+                Arc::clone(&made.prepared.snapshot),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("refused by the test"),
+            "{refused}"
+        );
+        let connection = service.database().connection().unwrap();
+        let attempt_id = adamviz::store::repository::attempt_id_for(&made.revision.id, "key");
+        let attempt = get_attempt(&connection, &attempt_id).unwrap().unwrap();
+        assert_eq!(attempt.state, "failed");
+        assert!(attempt
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("completion refused:"));
+        let records = records_about(&connection, &made.revision.id).unwrap();
+        let verification = records
+            .iter()
+            .find(|r| r.kind == "execution_verification")
+            .expect("the verification record is kept");
+        let verdict: serde_json::Value = serde_json::from_slice(&verification.record).unwrap();
+        assert_eq!(verdict["passed"], true);
+        let failed = records
+            .iter()
+            .filter(|r| r.kind == "execution_attempt")
+            .map(|r| serde_json::from_slice::<serde_json::Value>(&r.record).unwrap())
+            .find(|r| r["event"] == "failed")
+            .expect("the attempt's failure record");
+        assert_eq!(failed["verification_hash"], verdict["record_hash"]);
+        assert_eq!(
+            adamviz::store::repository::get_revision(&connection, &made.revision.id)
+                .unwrap()
+                .unwrap()
+                .status,
+            RevisionStatus::Draft
+        );
+        verify_ledger(&connection).unwrap();
+    });
+}
+
+/// Before: `adamviz run` recorded an upload row for a file it had only read, so the store held
+/// an `uploads` row whose raw bytes were never kept. Now a revision is made only from an upload
+/// whose bytes are in the object store.
+#[test]
+fn a_dataset_whose_raw_bytes_are_not_stored_is_not_materialized() {
+    let pilot = pilot();
+    let dir = tempfile::tempdir().unwrap();
+    let database = Database::open_in(dir.path()).unwrap();
+    let objects = ObjectStore::open(dir.path()).unwrap();
+    let service = ExecutionService::new(
+        database,
+        objects,
+        Arc::new(Runner::new(test_config(&dir.path().join("runs")))),
+    );
+    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
+    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let refused = runtime
+        .block_on(service.materialize(&spec, Arc::clone(&pilot.table), &pilot.upload))
+        .unwrap_err();
+    assert!(
+        matches!(refused, ServiceError::UploadNotStored(hash) if hash == pilot.upload.content_hash),
+        "{refused}"
+    );
+    let connection = service.database().connection().unwrap();
+    let uploads: i64 = connection
+        .query_row("SELECT count(*) FROM uploads", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(uploads, 0, "no uploads row without its object");
 }

@@ -34,7 +34,7 @@ fn edit_statistics(result: &mut RunResult, change: impl Fn(&mut serde_json::Valu
     let mut statistics: serde_json::Value =
         serde_json::from_slice(&result.output("statistics.json").unwrap().bytes).unwrap();
     change(&mut statistics);
-    result.analytical_hash = Some(canonical_hash(&statistics));
+    result.analytical_hash = Some(canonical_hash(&statistics).unwrap());
     set_output(
         result,
         "statistics.json",

@@ -1,11 +1,14 @@
-//! `execution_request` (schema `execution-request-v1`): what a governed execution is asked to
+//! `execution_request` (schema `execution-request-v2`, reads v1 too): what a governed execution is asked to
 //! run, by hash: the confirmed spec, the compiled script, the selected records (their stored
 //! CSV object and their canonical snapshot hash), the compiler and harness versions and the
 //! image size.
 
 use serde::{Deserialize, Serialize};
 
-use super::{record::EvidenceRecord, schemas::EXECUTION_REQUEST_V1};
+use super::{
+    record::EvidenceRecord,
+    schemas::{EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2},
+};
 use crate::{
     compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
     domain::digest::Sha256Digest,
@@ -18,7 +21,7 @@ use crate::{
 pub struct ExecutionRequest {
     /// Always `execution_request`.
     pub kind: String,
-    /// Always `execution-request-v1`.
+    /// `execution-request-v2` when written (`execution-request-v1` in older records).
     pub schema_version: String,
     /// The revision (`rev-` and 32 hex digits).
     pub revision_id: String,
@@ -57,7 +60,7 @@ impl ExecutionRequest {
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "execution-request-v1".to_owned(),
+            schema_version: "execution-request-v2".to_owned(),
             revision_id,
             spec_hash,
             script_hash,
@@ -73,4 +76,9 @@ impl ExecutionRequest {
     }
 }
 
-crate::impl_evidence_record!(ExecutionRequest, "execution_request", EXECUTION_REQUEST_V1);
+crate::impl_evidence_record!(
+    ExecutionRequest,
+    "execution_request",
+    EXECUTION_REQUEST_V2,
+    EXECUTION_REQUEST_V1
+);

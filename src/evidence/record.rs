@@ -17,8 +17,25 @@ use crate::domain::digest::Sha256Digest;
 pub trait EvidenceRecord: Serialize + DeserializeOwned {
     /// The `kind` field's value.
     const KIND: &'static str;
-    /// Its JSON Schema.
-    fn schema() -> &'static SchemaFile;
+    /// Its JSON Schemas: the version new records are written in first, then the older
+    /// versions that stored records may still carry (read, never written).
+    fn schemas() -> &'static [&'static SchemaFile];
+    /// The schema new records are written in.
+    fn schema() -> &'static SchemaFile {
+        Self::schemas()[0]
+    }
+    /// The schema of a stored document: the one its `schema_version` names, or (for a version
+    /// this build does not know) the current one, whose validation then names the field.
+    fn schema_of(value: &serde_json::Value) -> &'static SchemaFile {
+        let version = value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_str);
+        Self::schemas()
+            .iter()
+            .copied()
+            .find(|schema| Some(schema.version()) == version)
+            .unwrap_or_else(Self::schema)
+    }
     /// The predecessor's hash it carries.
     fn previous_hash(&self) -> &Sha256Digest;
     /// The self-hash it carries.
@@ -28,15 +45,16 @@ pub trait EvidenceRecord: Serialize + DeserializeOwned {
 }
 
 /// Implements [`EvidenceRecord`] for a record type with `previous_hash` and `record_hash`
-/// fields: `impl_evidence_record!(Type, "kind", SCHEMA_STATIC)`.
+/// fields: `impl_evidence_record!(Type, "kind", CURRENT_SCHEMA, OLDER_SCHEMA…)`.
 #[macro_export]
 macro_rules! impl_evidence_record {
-    ($type:ty, $kind:literal, $schema:path) => {
+    ($type:ty, $kind:literal, $($schema:path),+) => {
         impl $crate::evidence::record::EvidenceRecord for $type {
             const KIND: &'static str = $kind;
 
-            fn schema() -> &'static $crate::evidence::schemas::SchemaFile {
-                &$schema
+            fn schemas() -> &'static [&'static $crate::evidence::schemas::SchemaFile] {
+                static SCHEMAS: &[&$crate::evidence::schemas::SchemaFile] = &[$(&$schema),+];
+                SCHEMAS
             }
 
             fn previous_hash(&self) -> &$crate::domain::digest::Sha256Digest {
@@ -201,7 +219,7 @@ impl<T: EvidenceRecord> Unverified<T> {
 pub fn check_schema_and_type<T: EvidenceRecord>(
     value: &serde_json::Value,
 ) -> Result<T, EvidenceError> {
-    let schema = T::schema();
+    let schema = T::schema_of(value);
     let validator = compiled(schema)?;
     let violations: Vec<String> = validator
         .iter_errors(value)
@@ -229,6 +247,18 @@ pub fn seal<T: EvidenceRecord>(
 ) -> Result<Verified<T>, EvidenceError> {
     record.set_hashes(previous, Sha256Digest::from_bytes([0; 32]));
     let value = serde_json::to_value(&record).map_err(EvidenceError::Json)?;
+    // Older versions are read, never written.
+    let current = T::schema();
+    if !std::ptr::eq(T::schema_of(&value), current) {
+        return Err(EvidenceError::Schema {
+            kind: T::KIND,
+            schema: current.file,
+            violations: vec![format!(
+                "/schema_version: new records are written as {}",
+                current.version()
+            )],
+        });
+    }
     let hash = canonical_forms(&value)
         .map_err(EvidenceError::Json)?
         .self_hash();

@@ -1,4 +1,4 @@
-//! `revision_context` (schema `revision-context-v1`): everything needed to reproduce a Verified
+//! `revision_context` (schema `revision-context-v2`, reads v1 too): everything needed to reproduce a Verified
 //! revision in one record: the question, the confirmed spec, the source dataset's metadata and
 //! the profile warnings its reviewer saw, the selected records (the stored snapshot CSV by
 //! hash) with their column classes and roles, the script, the execution request, the runner's
@@ -8,8 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    artifact_bundle::BundleArtifacts, execution_request::ExecutionRequest, record::EvidenceRecord,
-    schemas::REVISION_CONTEXT_V1,
+    artifact_bundle::BundleArtifacts,
+    execution_request::ExecutionRequest,
+    record::EvidenceRecord,
+    schemas::{REVISION_CONTEXT_V1, REVISION_CONTEXT_V2},
 };
 use crate::domain::{digest::Sha256Digest, profile::ProfileWarning};
 
@@ -106,7 +108,7 @@ pub struct ContextOutputs {
 pub struct RevisionContextRecord {
     /// Always `revision_context`.
     pub kind: String,
-    /// Always `revision-context-v1`.
+    /// `revision-context-v2` when written (`revision-context-v1` in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: String,
@@ -185,7 +187,7 @@ impl RevisionContextRecord {
         let (spec, spec_hash) = parts.spec;
         Ok(Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "revision-context-v1".to_owned(),
+            schema_version: "revision-context-v2".to_owned(),
             revision_id: parts.revision_id.to_owned(),
             attempt_id: parts.attempt_id.to_owned(),
             question: spec
@@ -226,5 +228,6 @@ impl RevisionContextRecord {
 crate::impl_evidence_record!(
     RevisionContextRecord,
     "revision_context",
+    REVISION_CONTEXT_V2,
     REVISION_CONTEXT_V1
 );

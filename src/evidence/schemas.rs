@@ -40,6 +40,21 @@ pub static EXECUTION_REQUEST_V1: SchemaFile = schema_file!(
     "709d2bfd9412bc672dcfc6aef3c62f295d54f190c5d62956a8bb481d8a9911a9"
 );
 
+/// `schemas/execution-request-v2.schema.json` (harness `execution-harness-v2`).
+pub static EXECUTION_REQUEST_V2: SchemaFile = schema_file!(
+    "execution-request-v2.schema.json",
+    "52a32e11cf68f2a1559928e93e6f6c6cccc64158db8c9f952856f608dedde904",
+    "1aafda4bf3da7bb68e2920d31102ede5488f2d2b41b44681b5376892f534b96d"
+);
+
+/// `schemas/execution-result-v2.schema.json` (the runner's result; not a ledger record): the
+/// isolation policy and every layer applied.
+pub static EXECUTION_RESULT_V2: SchemaFile = schema_file!(
+    "execution-result-v2.schema.json",
+    "f936800d031dbc56053383209c5fa0b0f50d86b3df1951b2b9f222df85149809",
+    "36cc63a71327db39789156e934cb769d922c468d435bf18061f7f7a381bfcf4d"
+);
+
 /// `schemas/execution-result-v1.schema.json` (the runner's result; not a ledger record).
 pub static EXECUTION_RESULT_V1: SchemaFile = schema_file!(
     "execution-result-v1.schema.json",
@@ -82,14 +97,24 @@ pub static REVISION_CONTEXT_V1: SchemaFile = schema_file!(
     "d32d195372d3f46d0be165c66e286ffffec541ab889aad8353aa33ea94306d53"
 );
 
-/// Every schema adamviz knows.
-pub static ALL_SCHEMAS: [&SchemaFile; 7] = [
+/// `schemas/revision-context-v2.schema.json` (the result of schema `execution-result-v2`).
+pub static REVISION_CONTEXT_V2: SchemaFile = schema_file!(
+    "revision-context-v2.schema.json",
+    "e650d13eea37361352ab23e7de204896f490ab9ad3934695a614516a4e8f6ca9",
+    "e92f7547114e134a69b4e494a5271d0c643ecff341fce8de0324a7c3ea5b8856"
+);
+
+/// Every schema adamviz knows: the versions it writes and the older ones it still reads.
+pub static ALL_SCHEMAS: [&SchemaFile; 10] = [
+    &EXECUTION_REQUEST_V2,
     &EXECUTION_REQUEST_V1,
+    &EXECUTION_RESULT_V2,
     &EXECUTION_RESULT_V1,
     &EXECUTION_ATTEMPT_V1,
     &EXECUTION_VERIFICATION_V1,
     &ARTIFACT_BUNDLE_V1,
     &REVISION_LIFECYCLE_V1,
+    &REVISION_CONTEXT_V2,
     &REVISION_CONTEXT_V1,
 ];
 
@@ -152,6 +177,12 @@ impl SchemaFile {
             canonical_sha256,
             validator: OnceLock::new(),
         }
+    }
+
+    /// The `schema_version` a document of this schema carries: the file name without
+    /// `.schema.json` (`execution-request-v2`).
+    pub fn version(&self) -> &'static str {
+        self.file.trim_end_matches(".schema.json")
     }
 
     /// Recomputes both identities of this schema.

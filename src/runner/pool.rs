@@ -35,7 +35,7 @@ impl RProcessPool {
         let ready = Arc::clone(&self.ready);
         let changed = Arc::clone(&self.changed);
         tokio::spawn(async move {
-            if let Ok(process) = PreparedProcess::spawn(&config, "wait").await {
+            if let Ok(process) = PreparedProcess::spawn_waiting(&config).await {
                 ready.lock().await.push_back(process);
                 changed.notify_waiters();
             }
@@ -66,7 +66,7 @@ impl RProcessPool {
                     }
                     process.discard().await;
                 }
-                None => return PreparedProcess::spawn(&self.config, "wait").await,
+                None => return PreparedProcess::spawn_waiting(&self.config).await,
             }
         }
     }

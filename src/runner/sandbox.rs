@@ -49,31 +49,81 @@ impl Default for ResourceLimits {
     }
 }
 
+/// What a run does when a layer of isolation cannot be applied on this machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum IsolationPolicy {
+    /// Every layer (user, network and pid namespaces; Landlock) or no run: the default.
+    #[default]
+    Require,
+    /// Run with the layers the machine allows; the missing ones are recorded in the result
+    /// (and so in the evidence) and shown as a warning. An explicit opt-in.
+    BestEffort,
+}
+
 /// What isolation a run actually got; recorded in every result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IsolationReport {
+    /// The policy the run was started under.
+    pub policy: IsolationPolicy,
     /// A new, empty network namespace (no interfaces but a down loopback).
     pub network_namespace: bool,
-    /// Landlock ABI version applied, if any: writes only under the working directory, and
-    /// (ABI 4 and later) no TCP connect or bind.
+    /// A new pid namespace whose init ends every process of the run when R ends.
+    pub pid_namespace: bool,
+    /// Landlock ABI version applied, if any: reads only of the system's files and the working
+    /// directory, writes only in the working directory, and (ABI 4 and later) no TCP connect or
+    /// bind.
     pub landlock_abi: Option<u32>,
+    /// `PR_SET_NO_NEW_PRIVS` was set (always, whatever the policy).
+    pub no_new_privs: bool,
     /// The uid the process ran as, when the runner dropped privileges to a per-run uid.
     pub run_uid: Option<u32>,
+    /// The layers this machine could not apply (only ever non-empty under `best_effort`).
+    pub missing_layers: Vec<String>,
+}
+
+impl IsolationReport {
+    /// The report of a run that never started.
+    pub fn not_started(policy: IsolationPolicy) -> Self {
+        Self {
+            policy,
+            network_namespace: false,
+            pid_namespace: false,
+            landlock_abi: None,
+            no_new_privs: false,
+            run_uid: None,
+            missing_layers: Vec::new(),
+        }
+    }
 }
 
 /// What the sandbox will do, probed once per process.
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxSupport {
-    /// `unshare(CLONE_NEWUSER | CLONE_NEWNET)` works here.
-    pub network_namespace: bool,
+    /// `unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID)` works here.
+    pub namespaces: bool,
     /// The kernel's Landlock ABI version (0: none).
     pub landlock_abi: u32,
     /// The runner is root and can give each run its own uid.
     pub per_run_uid: bool,
 }
 
-/// Probes the kernel once (a short-lived child tries the namespace).
+impl SandboxSupport {
+    /// The layers this machine cannot apply, by name.
+    pub fn missing_layers(&self) -> Vec<String> {
+        let mut missing = Vec::new();
+        if !self.namespaces {
+            missing.push("user, network and pid namespaces".to_owned());
+        }
+        if self.landlock_abi == 0 {
+            missing.push("Landlock".to_owned());
+        }
+        missing
+    }
+}
+
+/// Probes the kernel once (a short-lived child tries the namespaces).
 pub fn support() -> SandboxSupport {
     static SUPPORT: OnceLock<SandboxSupport> = OnceLock::new();
     *SUPPORT.get_or_init(|| {
@@ -96,20 +146,24 @@ pub fn support() -> SandboxSupport {
         unsafe {
             use std::os::unix::process::CommandExt;
             probe.pre_exec(|| {
-                if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                if libc::unshare(NAMESPACE_FLAGS) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
         }
-        let network_namespace = probe.status().is_ok_and(|s| s.success());
+        let namespaces = probe.status().is_ok_and(|s| s.success());
         SandboxSupport {
-            network_namespace,
+            namespaces,
             landlock_abi: u32::try_from(landlock_abi).unwrap_or(0),
             per_run_uid,
         }
     })
 }
+
+/// The namespaces every run gets: its own user (so that an unprivileged server may create the
+/// others, and so that the process count is per run), network and pid namespaces.
+const NAMESPACE_FLAGS: libc::c_int = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
 
 /// First uid handed to runs when the runner is root; runs take uids from a range above it that
 /// no account uses.
@@ -145,7 +199,10 @@ const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
 const LANDLOCK_RULE_PATH_BENEATH: u32 = 1;
 
 // Filesystem access rights (linux/landlock.h).
+const ACCESS_FS_EXECUTE: u64 = 1 << 0;
 const ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
+const ACCESS_FS_READ_FILE: u64 = 1 << 2;
+const ACCESS_FS_READ_DIR: u64 = 1 << 3;
 const ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
 const ACCESS_FS_MAKE_CHAR: u64 = 1 << 6;
@@ -160,6 +217,25 @@ const ACCESS_FS_TRUNCATE: u64 = 1 << 14;
 const ACCESS_NET_BIND_TCP: u64 = 1 << 0;
 const ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
 
+const READ_ACCESS: u64 = ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR;
+
+/// What R may read (and execute) besides its working directory: the system's programs and
+/// libraries (R's own library under /usr/lib/R and /usr/local/lib/R), configuration (/etc,
+/// fontconfig), fonts (/usr/share/fonts) and devices such as /dev/urandom. Not /proc: as the
+/// same user it would show the server's environment and memory maps. Not /tmp, /home, /root,
+/// /srv, /var/lib or wherever the data directory lives.
+pub const READABLE_SYSTEM_PATHS: [&str; 9] = [
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/dev",
+    "/var/cache/fontconfig",
+];
+
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
@@ -173,7 +249,7 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// A Landlock ruleset built in the parent, applied in the child by [`restrict_self`].
+/// A Landlock ruleset built in the parent, applied in the child by [`enter_sandbox_in_child`].
 pub struct LandlockRuleset {
     fd: RawFd,
     abi: u32,
@@ -192,15 +268,20 @@ impl LandlockRuleset {
         self.abi
     }
 
-    /// The ruleset's descriptor, for [`restrict_self`] in the child.
+    /// The ruleset's descriptor, for [`enter_sandbox_in_child`] in the child.
     pub fn fd(&self) -> RawFd {
         self.fd
     }
 }
 
-/// Writes allowed only beneath `writable_dir` (and to `/dev/null`); TCP connect and bind denied
-/// from ABI 4 on. Reads are not restricted: R needs its library, fonts and /proc.
-pub fn landlock_ruleset(abi: u32, writable_dir: &Path) -> std::io::Result<LandlockRuleset> {
+/// Reads only beneath [`READABLE_SYSTEM_PATHS`], `extra_readable` (the directory of a
+/// configured Rscript) and `run_dir`; writes only beneath `run_dir` (and to `/dev/null`); TCP
+/// connect and bind denied from ABI 4 on.
+pub fn landlock_ruleset(
+    abi: u32,
+    run_dir: &Path,
+    extra_readable: &[&Path],
+) -> std::io::Result<LandlockRuleset> {
     let mut write_access = ACCESS_FS_WRITE_FILE
         | ACCESS_FS_REMOVE_DIR
         | ACCESS_FS_REMOVE_FILE
@@ -218,7 +299,7 @@ pub fn landlock_ruleset(abi: u32, writable_dir: &Path) -> std::io::Result<Landlo
         write_access |= ACCESS_FS_TRUNCATE;
     }
     let attr = RulesetAttr {
-        handled_access_fs: write_access,
+        handled_access_fs: write_access | READ_ACCESS,
         handled_access_net: if abi >= 4 {
             ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP
         } else {
@@ -243,9 +324,21 @@ pub fn landlock_ruleset(abi: u32, writable_dir: &Path) -> std::io::Result<Landlo
         fd: fd as RawFd,
         abi,
     };
-    let file_access = ACCESS_FS_WRITE_FILE | if abi >= 3 { ACCESS_FS_TRUNCATE } else { 0 };
-    ruleset.allow_beneath(writable_dir, write_access)?;
-    ruleset.allow_beneath(Path::new("/dev/null"), file_access)?;
+    let file_write = ACCESS_FS_WRITE_FILE | if abi >= 3 { ACCESS_FS_TRUNCATE } else { 0 };
+    ruleset.allow_beneath(run_dir, write_access | READ_ACCESS)?;
+    ruleset.allow_beneath(Path::new("/dev/null"), file_write | ACCESS_FS_READ_FILE)?;
+    for path in READABLE_SYSTEM_PATHS
+        .iter()
+        .map(Path::new)
+        .chain(extra_readable.iter().copied())
+    {
+        match ruleset.allow_beneath(path, READ_ACCESS) {
+            Ok(()) => {}
+            // A system without /lib32 (say) simply has nothing there to read.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
     Ok(ruleset)
 }
 
@@ -258,6 +351,17 @@ impl LandlockRuleset {
         if parent_fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
+        // Rights that only make sense on directories are refused on a file.
+        let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+        let access = if is_dir {
+            access
+        } else {
+            access
+                & (ACCESS_FS_EXECUTE
+                    | ACCESS_FS_WRITE_FILE
+                    | ACCESS_FS_READ_FILE
+                    | ACCESS_FS_TRUNCATE)
+        };
         let rule = PathBeneathAttr {
             allowed_access: access,
             parent_fd,
@@ -282,15 +386,215 @@ impl LandlockRuleset {
     }
 }
 
-/// In the child: applies the limits, the network namespace and the Landlock ruleset.
+/// What the child applies to itself between fork and exec.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildSandbox {
+    /// The limits.
+    pub limits: ResourceLimits,
+    /// Enter new user, network and pid namespaces.
+    pub namespaces: bool,
+    /// The Landlock ruleset to restrict R to, if any.
+    pub landlock_fd: Option<RawFd>,
+    /// The server's pid: a child that finds another parent (the server died before the
+    /// parent-death signal was armed) ends at once.
+    pub server_pid: libc::pid_t,
+}
+
+/// Exit status of the run's supervisor when its own set-up failed after the fork.
+pub const SUPERVISOR_SETUP_FAILED: i32 = 125;
+
+/// In the child of the server: sandboxes itself and splits into three processes, so that
+/// nothing R starts can outlive the run:
+///
+/// 1. the *supervisor* (the server's child) arms `PR_SET_PDEATHSIG`, sets
+///    `PR_SET_NO_NEW_PRIVS`, enters new user, network and pid namespaces, sets the resource
+///    limits (after the user namespace, so that `RLIMIT_NPROC` counts this run's processes,
+///    not every process of the server's user), and forks
+/// 2. the run's *init*, pid 1 of the new pid namespace (a child subreaper when there is none),
+///    which forks
+/// 3. R, which applies Landlock and returns to exec `Rscript`.
+///
+/// When R ends, init reaps it, kills every other process of the namespace (one that called
+/// `setsid` included: it is still in the namespace) or, without a pid namespace, every
+/// descendant it inherited as subreaper, and passes R's wait status to the supervisor, which
+/// ends the same way (same exit code, or same signal). The server sees one child that behaves
+/// like R. Each of the three dies with its parent, so a killed server takes the run with it,
+/// and when init dies the kernel kills the whole pid namespace.
 ///
 /// # Safety
-/// Call only between fork and exec (from `pre_exec`); it makes only async-signal-safe calls.
-pub unsafe fn apply_in_child(
-    limits: &ResourceLimits,
-    network_namespace: bool,
-    landlock_fd: Option<RawFd>,
-) -> std::io::Result<()> {
+/// Call only between fork and exec (from `pre_exec`): it makes only async-signal-safe calls.
+/// The parent-death signal fires when the *thread* that spawned the child ends, so spawn from
+/// a thread that lives as long as the run (a runtime worker, not a blocking-pool thread).
+pub unsafe fn enter_sandbox_in_child(sandbox: &ChildSandbox) -> std::io::Result<()> {
+    let os_error = std::io::Error::last_os_error;
+    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+        return Err(os_error());
+    }
+    if libc::getppid() != sandbox.server_pid {
+        libc::_exit(SUPERVISOR_SETUP_FAILED);
+    }
+    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+        return Err(os_error());
+    }
+    if sandbox.namespaces && libc::unshare(NAMESPACE_FLAGS) != 0 {
+        return Err(os_error());
+    }
+    set_limits(&sandbox.limits)?;
+    let mut status_pipe = [0 as libc::c_int; 2];
+    if libc::pipe2(status_pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        return Err(os_error());
+    }
+    let [status_read, status_write] = status_pipe;
+    let init = libc::fork();
+    if init < 0 {
+        return Err(os_error());
+    }
+    if init == 0 {
+        libc::close(status_read);
+        run_init(sandbox, status_write)?;
+        // Only R returns here (to exec Rscript).
+        return Ok(());
+    }
+    // The supervisor: hold nothing of the server's (in particular not the pipe on which the
+    // server learns that exec succeeded), wait for init and end as R ended.
+    close_all_descriptors_except(status_read);
+    let mut ignored = 0;
+    while libc::waitpid(init, &mut ignored, 0) < 0 && *libc::__errno_location() == libc::EINTR {}
+    let mut status = [0u8; 4];
+    let read = libc::read(status_read, status.as_mut_ptr().cast(), 4);
+    if read != 4 {
+        libc::_exit(SUPERVISOR_SETUP_FAILED);
+    }
+    end_as(libc::c_int::from_ne_bytes(status))
+}
+
+/// The run's init: forks R, reaps, ends every other process of the run, reports R's status.
+unsafe fn run_init(sandbox: &ChildSandbox, status_write: libc::c_int) -> std::io::Result<()> {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    // Without a pid namespace, orphans of the run are re-parented here instead of to the
+    // system's init, so that they can be found and ended.
+    libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    let r = libc::fork();
+    if r < 0 {
+        libc::_exit(SUPERVISOR_SETUP_FAILED);
+    }
+    if r == 0 {
+        libc::close(status_write);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if let Some(fd) = sandbox.landlock_fd {
+            if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        return Ok(());
+    }
+    close_all_descriptors_except(status_write);
+    let mut r_status = 0;
+    loop {
+        let mut status = 0;
+        let pid = libc::waitpid(-1, &mut status, 0);
+        if pid == r {
+            r_status = status;
+            break;
+        }
+        if pid < 0 && *libc::__errno_location() != libc::EINTR {
+            break;
+        }
+    }
+    if sandbox.namespaces {
+        // pid 1 of the namespace: kill(-1) reaches every other process in it, and only those.
+        libc::kill(-1, libc::SIGKILL);
+    } else {
+        kill_inherited_descendants();
+    }
+    let mut status = 0;
+    while libc::waitpid(-1, &mut status, 0) > 0 || *libc::__errno_location() == libc::EINTR {}
+    let bytes = r_status.to_ne_bytes();
+    libc::write(status_write, bytes.as_ptr().cast(), 4);
+    libc::_exit(0);
+}
+
+/// Without a pid namespace: kills this subreaper's children until none is left; each killed
+/// child's own children are re-parented here and killed in the next round.
+unsafe fn kill_inherited_descendants() {
+    let mut path = *b"/proc/self/task/0000000000/children\0";
+    let tid = libc::syscall(libc::SYS_gettid) as u64;
+    // Write the tid right-aligned into the ten digits, then shift it left over the zeros.
+    let mut digits = [0u8; 10];
+    let mut n = tid;
+    let mut len = 0;
+    loop {
+        digits[9 - len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 || len == 10 {
+            break;
+        }
+    }
+    let prefix = b"/proc/self/task/".len();
+    let mut out = prefix;
+    for &digit in &digits[10 - len..] {
+        path[out] = digit;
+        out += 1;
+    }
+    for &byte in b"/children\0" {
+        path[out] = byte;
+        out += 1;
+    }
+    for _round in 0..10_000 {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return;
+        }
+        let mut buffer = [0u8; 4096];
+        let read = libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len());
+        libc::close(fd);
+        if read <= 0 {
+            return;
+        }
+        let mut pid: libc::pid_t = 0;
+        for &byte in &buffer[..read as usize] {
+            if byte.is_ascii_digit() {
+                pid = pid * 10 + libc::pid_t::from(byte - b'0');
+            } else if pid > 0 {
+                libc::kill(pid, libc::SIGKILL);
+                pid = 0;
+            }
+        }
+        let mut status = 0;
+        libc::waitpid(-1, &mut status, 0);
+    }
+}
+
+/// Ends this process with `status` as a child of ours would have: the same exit code, or the
+/// same signal.
+unsafe fn end_as(status: libc::c_int) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal);
+    }
+    libc::_exit(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        SUPERVISOR_SETUP_FAILED
+    })
+}
+
+/// Closes every descriptor but 0, 1, 2 and `keep`.
+unsafe fn close_all_descriptors_except(keep: libc::c_int) {
+    if keep > 3 {
+        libc::syscall(libc::SYS_close_range, 3u32, (keep - 1) as u32, 0u32);
+    }
+    libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+}
+
+unsafe fn set_limits(limits: &ResourceLimits) -> std::io::Result<()> {
     let set = |resource: libc::__rlimit_resource_t, value: u64| -> std::io::Result<()> {
         let limit = libc::rlimit {
             rlim_cur: value,
@@ -306,16 +610,5 @@ pub unsafe fn apply_in_child(
     set(libc::RLIMIT_FSIZE, limits.file_size_bytes)?;
     set(libc::RLIMIT_NPROC, limits.processes)?;
     set(libc::RLIMIT_CORE, 0)?;
-    if network_namespace && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if let Some(fd) = landlock_fd {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
     Ok(())
 }

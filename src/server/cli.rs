@@ -75,13 +75,20 @@ pub struct ServeArgs {
     /// Site settings file (a `[package.metadata.leptos]` table), relative to the working directory.
     #[arg(long, env = "ADAMVIZ_SITE_CONFIG", default_value = "Leptos.toml")]
     pub site_config: PathBuf,
+
+    /// `require`: every layer of the R sandbox or no run; `best-effort`: run with the layers
+    /// this machine allows (recorded in the evidence, warned about).
+    #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
+    pub isolation: crate::runner::sandbox::IsolationPolicy,
 }
 
 /// Runs one parsed command line to completion.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
-            let config = ServeConfig::load(&args.site_config, args.addr, args.data_dir)?;
+            let mut config = ServeConfig::load(&args.site_config, args.addr, args.data_dir)?;
+            config.isolation = args.isolation;
+            run::warn_if_best_effort(args.isolation);
             http::serve(config).await
         }
         Command::Profile(args) => profile::run(args),

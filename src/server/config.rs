@@ -16,6 +16,8 @@ pub struct ServeConfig {
     pub leptos_options: LeptosOptions,
     /// Absolute path of the directory that holds all state.
     pub data_dir: PathBuf,
+    /// The R sandbox's isolation policy.
+    pub isolation: crate::runner::sandbox::IsolationPolicy,
 }
 
 /// Why the server could not be configured.
@@ -76,6 +78,7 @@ impl ServeConfig {
         Ok(Self {
             leptos_options,
             data_dir,
+            isolation: Default::default(),
         })
     }
 }

@@ -92,12 +92,21 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let bound = listener.local_addr()?;
     // The database: migrations applied (a failed one stops the server), then attempts a crash
     // left active are ended as failed, their revisions left retryable.
-    let database = crate::store::db::Database::open_in(&state.data_dir).map_err(|err| {
-        anyhow::anyhow!(
-            "cannot open the database in {}: {err}",
-            state.data_dir.display()
-        )
-    })?;
+    let data_dir = Arc::clone(&state.data_dir);
+    let database = tokio::task::spawn_blocking(move || {
+        let database = crate::store::db::Database::open_in(&data_dir).map_err(|err| {
+            anyhow::anyhow!("cannot open the database in {}: {err}", data_dir.display())
+        })?;
+        // What processes that are gone left behind: run directories (data extracts) and
+        // partial object writes.
+        let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
+        crate::service::startup::remove_leftovers(
+            &objects,
+            &crate::runner::RunnerConfig::new().work_root,
+        )?;
+        Ok::<_, anyhow::Error>(database)
+    })
+    .await??;
     let reconciled = database
         .call(|connection| {
             let transaction = connection.transaction()?;

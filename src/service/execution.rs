@@ -9,7 +9,7 @@
 //! verification and then either the attempt's failure, or the artifact bundle, the attempt's
 //! success, the promotion and the revision context (everything needed to reproduce it).
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -44,12 +44,17 @@ use crate::{
         repository::{
             attempt_id_for, complete_verified, create_revision, fail_attempt, get_revision,
             get_revision_inputs, insert_spec, insert_upload, new_revision_id,
-            reconcile_active_attempts, start_attempt, NewRevision, RepositoryError, Revision,
-            RevisionStatus, StartOutcome,
+            reconcile_active_attempts, start_attempt, AttemptLease, NewRevision, RepositoryError,
+            Revision, RevisionStatus, StartOutcome,
         },
     },
     verify::execution::{verify_execution_result, ExecutionVerification, VerificationInput},
 };
+
+/// How long an attempt's lease outlasts the run's wall-clock limit: queueing for a runner
+/// slot, storing and verifying. Only an owner on another host is judged by its lease; one on
+/// this host holds its attempt for as long as it lives.
+pub const ATTEMPT_LEASE_MARGIN: Duration = Duration::from_secs(30 * 60);
 
 /// Crash points for the crash-safety tests: when `ADAMVIZ_CRASH_AT` names this point, the
 /// process kills itself with SIGKILL right here (no clean-up, no unwinding), as a power cut
@@ -110,6 +115,12 @@ pub enum ServiceError {
     #[error("cannot write JSON: {0}")]
     Json(#[from] serde_json::Error),
     /// The run's outputs lack a file.
+    #[error("the upload {0} is not in the object store: a dataset is materialized only from stored bytes (receive it through the upload path first)")]
+    UploadNotStored(Sha256Digest),
+    /// A blocking step panicked or was cancelled.
+    #[error("a background step failed: {0}")]
+    Task(String),
+    /// The run passed but an output is missing.
     #[error("the run passed verification but has no {0}")]
     MissingOutput(&'static str),
 }
@@ -186,37 +197,22 @@ impl ExecutionService {
 
     /// Compiles `spec` for `table`, stores the script and the snapshot CSV, and creates the
     /// revision with its execution request (fixed scales) in one transaction.
+    ///
+    /// The upload's bytes must be in the object store already (the upload path stores them
+    /// before parsing): no revision is made from a dataset whose raw bytes were not kept.
     pub async fn materialize(
         &self,
         spec: &PlotSpec,
-        table: &Table,
+        table: Arc<Table>,
         upload: &UploadInfo,
     ) -> Result<Materialized, ServiceError> {
-        let prepared = prepare_execution(spec, table, &upload.content_hash, ImageSize::default())?;
-        let inputs = RevisionInputs {
-            source: SourceMetadata {
-                content_hash: upload.content_hash,
-                file_name: upload.file_name.clone(),
-                classification: upload.classification.clone(),
-                size: upload.size,
-                format: match table.source_format {
-                    SourceFormat::Csv => "csv",
-                    SourceFormat::Xpt => "xpt",
-                }
-                .to_owned(),
-                dataset_name: table.dataset_name.clone(),
-                dataset_label: table.dataset_label.clone(),
-                row_count: table.row_count as u64,
-                column_count: table.columns.len() as u64,
-            },
-            profile_warnings: profile_table(table, upload.content_hash, spec.low_n.threshold)
-                .warnings,
+        // Snapshot, compilation, profile and CSV are CPU work: kept off the async executor.
+        let (prepared, inputs, csv) = {
+            let (spec, upload, objects) = (spec.clone(), upload.clone(), self.objects.clone());
+            tokio::task::spawn_blocking(move || prepare_revision(&objects, &spec, &table, &upload))
+                .await
+                .map_err(|e| ServiceError::Task(e.to_string()))??
         };
-        let mut csv = Vec::new();
-        write_csv(&prepared.snapshot, &mut csv).map_err(|source| ObjectStoreError::Io {
-            path: "snapshot.csv".into(),
-            source,
-        })?;
         let objects = self.objects.clone();
         let script = prepared.script.bytes.clone();
         let (snapshot_id, _) = tokio::task::spawn_blocking(move || {
@@ -341,21 +337,22 @@ impl ExecutionService {
         let supplied_hash = tokio::task::spawn_blocking(move || snapshot_hash(&supplied_snapshot))
             .await
             .map_err(|e| DatabaseError::Task(e.to_string()))?;
-        let fingerprint = sha256(
-            &serde_jcs::to_vec(&json!({
-                "request": request.record_hash().to_hex(),
-                "script": sha256(&script).to_hex(),
-                "snapshot": supplied_hash.to_hex(),
-            }))
-            .unwrap_or_default(),
-        );
+        let fingerprint = sha256(&serde_jcs::to_vec(&json!({
+            "request": request.record_hash().to_hex(),
+            "script": sha256(&script).to_hex(),
+            "snapshot": supplied_hash.to_hex(),
+        }))?);
         let attempt_id = attempt_id_for(revision_id, idempotency_key);
         let (rev, att) = (revision_id.to_owned(), attempt_id.clone());
+        // This process holds the attempt while it lives; an owner elsewhere is trusted for the
+        // run's wall-clock limit and a generous margin for queueing and verification.
+        let wall_clock = Duration::from_millis(self.runner.config().limits.wall_clock_ms);
+        let lease = AttemptLease::of_this_process(wall_clock + ATTEMPT_LEASE_MARGIN);
         let started = self
             .database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
-                let outcome = start_attempt(&transaction, &rev, &att, &fingerprint)?;
+                let outcome = start_attempt(&transaction, &rev, &att, &fingerprint, &lease)?;
                 transaction.commit()?;
                 Ok::<_, ServiceError>(outcome)
             })
@@ -475,6 +472,7 @@ impl ExecutionService {
             .database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
+                let kept_verification = verification_record.clone();
                 let context_hash = (|| -> Result<Option<Sha256Digest>, ServiceError> {
                     let sealed = append_evidence(&transaction, verification_record)?;
                     let verification_hash = *sealed.record_hash();
@@ -491,7 +489,7 @@ impl ExecutionService {
                         verification_hash,
                     };
                     let completed = complete_verified(&transaction, &objects, &att, &bundle)?;
-                    let result_hash = canonical_hash(&completion.result_json);
+                    let result_hash = canonical_hash(&completion.result_json)?;
                     let context = RevisionContextRecord::new(
                         ContextParts {
                             revision_id: &rev,
@@ -514,15 +512,17 @@ impl ExecutionService {
                 let context_hash = match context_hash {
                     Ok(hash) => hash,
                     Err(error) => {
-                        // Nothing of the completion is kept; the attempt still ends, failed,
-                        // so the revision stays retryable.
+                        // Nothing of the completion is kept, but the verdict is: the
+                        // verification record is appended again on its own, and the attempt
+                        // ends, failed, naming it, so the revision stays retryable.
                         drop(transaction);
                         let transaction = connection.transaction()?;
+                        let verification = append_evidence(&transaction, kept_verification)?;
                         fail_attempt(
                             &transaction,
                             &att,
                             &format!("completion refused: {error}"),
-                            None,
+                            Some(*verification.record_hash()),
                         )?;
                         transaction.commit()?;
                         return Err(error);
@@ -565,6 +565,45 @@ impl ExecutionService {
         }
         Ok(ids)
     }
+}
+
+/// The CPU part of materializing (run on a blocking thread): the upload's bytes checked to be
+/// in the store, the snapshot and script, the revision's inputs (source metadata and profile
+/// warnings) and the snapshot CSV.
+fn prepare_revision(
+    objects: &ObjectStore,
+    spec: &PlotSpec,
+    table: &Table,
+    upload: &UploadInfo,
+) -> Result<(PreparedExecution, RevisionInputs, Vec<u8>), ServiceError> {
+    if objects.size_of(&upload.content_hash)? != Some(upload.size) {
+        return Err(ServiceError::UploadNotStored(upload.content_hash));
+    }
+    let prepared = prepare_execution(spec, table, &upload.content_hash, ImageSize::default())?;
+    let inputs = RevisionInputs {
+        source: SourceMetadata {
+            content_hash: upload.content_hash,
+            file_name: upload.file_name.clone(),
+            classification: upload.classification.clone(),
+            size: upload.size,
+            format: match table.source_format {
+                SourceFormat::Csv => "csv",
+                SourceFormat::Xpt => "xpt",
+            }
+            .to_owned(),
+            dataset_name: table.dataset_name.clone(),
+            dataset_label: table.dataset_label.clone(),
+            row_count: table.row_count as u64,
+            column_count: table.columns.len() as u64,
+        },
+        profile_warnings: profile_table(table, upload.content_hash, spec.low_n.threshold).warnings,
+    };
+    let mut csv = Vec::new();
+    write_csv(&prepared.snapshot, &mut csv).map_err(|source| ObjectStoreError::Io {
+        path: "snapshot.csv".into(),
+        source,
+    })?;
+    Ok((prepared, inputs, csv))
 }
 
 /// What a passing attempt's completion needs, gathered before its transaction.

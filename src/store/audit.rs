@@ -4,7 +4,11 @@
 //!    every intact record's JSON Schema and Rust type by its kind, collecting every failure;
 //! 2. every artifact an accepted bundle names, re-read from the object store (re-hashed) and
 //!    its size checked, and the bundle row compared with its `artifact_bundle` record,
-//!    collecting every failure.
+//!    collecting every failure;
+//! 3. every revision, attempt and bundle row against the records that explain it
+//!    (`audit/rows.rs`), collecting every failure.
+
+pub mod rows;
 
 use std::path::PathBuf;
 
@@ -60,6 +64,8 @@ pub struct AuditReport {
     pub artifacts_verified: u64,
     /// Artifacts that were not.
     pub artifact_problems: Vec<ArtifactProblem>,
+    /// Rows of revisions, attempts and bundles the records do not explain.
+    pub row_problems: Vec<rows::RowProblem>,
 }
 
 impl AuditReport {
@@ -68,6 +74,7 @@ impl AuditReport {
         self.ledger.first_break.is_none()
             && self.record_problems.is_empty()
             && self.artifact_problems.is_empty()
+            && self.row_problems.is_empty()
     }
 }
 
@@ -89,6 +96,7 @@ pub fn audit(
         },
     )?;
     let (bundles, artifacts_verified, artifact_problems) = verify_artifacts(connection, objects)?;
+    let row_problems = rows::audit_rows(connection)?;
     Ok(AuditReport {
         ledger,
         records_verified,
@@ -96,6 +104,7 @@ pub fn audit(
         bundles,
         artifacts_verified,
         artifact_problems,
+        row_problems,
     })
 }
 

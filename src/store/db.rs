@@ -29,7 +29,48 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "evidence_links",
         include_str!("migrations/0003_evidence_links.sql"),
     ),
+    (
+        4,
+        "row_rules",
+        include_str!("migrations/0004_row_rules.sql"),
+    ),
 ];
+
+/// Opens the database file at `path` for reading only: no migration, no change of journal mode
+/// or any other setting of the file, and every write refused (`adamviz ledger verify`).
+///
+/// A database closed cleanly has no write-ahead log beside it: it is opened `immutable`, so
+/// that SQLite creates no `-shm` or `-wal` file either. With a log (a server running, or one
+/// that crashed) it is opened read-only as it is, so that the log's transactions are seen.
+pub fn open_read_only(path: &Path) -> Result<rusqlite::Connection, DatabaseError> {
+    use rusqlite::OpenFlags;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection = if Path::new(&wal).exists() {
+        rusqlite::Connection::open_with_flags(path, flags)?
+    } else {
+        let uri = format!("file:{}?immutable=1", uri_path(path));
+        rusqlite::Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)?
+    };
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    connection.pragma_update(None, "query_only", "ON")?;
+    Ok(connection)
+}
+
+/// `path` as the path of a `file:` URI: every byte but unreserved ones and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut encoded = String::new();
+    for &byte in path.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
 
 /// File name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "adamviz.sqlite3";
@@ -156,7 +197,12 @@ impl Database {
         let mut connection = self.connection()?;
         // WAL is a property of the file: set once, it holds for every later connection.
         connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.execute_batch(
+        // One IMMEDIATE transaction takes the write lock before the applied list is read, so
+        // that several processes opening one fresh directory at once apply each migration
+        // exactly once (the others wait, then find it applied).
+        let mut transaction =
+            connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        transaction.execute_batch(
             "CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    INTEGER PRIMARY KEY,
                 name       TEXT NOT NULL,
@@ -165,7 +211,7 @@ impl Database {
             );",
         )?;
         let applied: Vec<(i64, String)> = {
-            let mut statement = connection
+            let mut statement = transaction
                 .prepare("SELECT version, sha256 FROM schema_migrations ORDER BY version")?;
             let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
             rows.collect::<Result<_, _>>()?
@@ -193,9 +239,10 @@ impl Database {
                 name,
                 source,
             };
-            let transaction = connection.transaction().map_err(failed)?;
-            transaction.execute_batch(sql).map_err(failed)?;
-            transaction
+            // A savepoint per migration: a failed one leaves none of its statements behind.
+            let savepoint = transaction.savepoint().map_err(failed)?;
+            savepoint.execute_batch(sql).map_err(failed)?;
+            savepoint
                 .execute(
                     "INSERT INTO schema_migrations (version, name, sha256, applied_at)
                      VALUES (?1, ?2, ?3, ?4)",
@@ -207,8 +254,9 @@ impl Database {
                     ],
                 )
                 .map_err(failed)?;
-            transaction.commit().map_err(failed)?;
+            savepoint.commit().map_err(failed)?;
         }
+        transaction.commit()?;
         Ok(())
     }
 }

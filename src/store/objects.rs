@@ -56,6 +56,16 @@ pub struct StoredObject {
     pub size: u64,
 }
 
+/// Prefix of a temporary file in `objects/tmp`; the writer's pid follows.
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// Syncs a directory, so that the names created in it survive a crash.
+fn sync_dir(dir: &Path) -> Result<(), ObjectStoreError> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error(dir))
+}
+
 /// The object store rooted at `<data dir>/objects`.
 #[derive(Debug, Clone)]
 pub struct ObjectStore {
@@ -79,6 +89,13 @@ impl ObjectStore {
         Ok(Self { root })
     }
 
+    /// The store under `data_dir` as it is, creating nothing (for reading only).
+    pub fn at(data_dir: &Path) -> Self {
+        Self {
+            root: data_dir.join("objects"),
+        }
+    }
+
     /// Where the object with `digest` lives.
     pub fn path_of(&self, digest: &Sha256Digest) -> PathBuf {
         let hex = digest.to_hex();
@@ -93,7 +110,12 @@ impl ObjectStore {
         limit: u64,
     ) -> Result<StoredObject, ObjectStoreError> {
         let tmp_dir = self.root.join("tmp");
-        let mut tmp = tempfile::NamedTempFile::new_in(&tmp_dir).map_err(io_error(&tmp_dir))?;
+        // The writer's pid in the name tells a leftover of a process that is gone from a file
+        // another process is writing now (see `remove_leftover_temp_files`).
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+            .tempfile_in(&tmp_dir)
+            .map_err(io_error(&tmp_dir))?;
         let mut hasher = Sha256::new();
         let mut size: u64 = 0;
         let mut buffer = vec![0u8; 64 * 1024];
@@ -121,20 +143,65 @@ impl ObjectStore {
         tmp.as_file().sync_all().map_err(io_error(tmp.path()))?;
         let digest = Sha256Digest::from_bytes(hasher.finalize().into());
         let target = self.path_of(&digest);
-        if !target.exists() {
-            let parent = target.parent().expect("object paths have a parent");
-            fs::create_dir_all(parent).map_err(io_error(parent))?;
-            tmp.persist(&target).map_err(|err| ObjectStoreError::Io {
-                path: target.clone(),
-                source: err.error,
-            })?;
+        match self.get(&digest) {
+            // The same bytes are there already: nothing changes.
+            Ok(_) => return Ok(StoredObject { digest, size }),
+            // Missing, or corrupt (then replaced by the verified bytes just written).
+            Err(ObjectStoreError::NotFound { .. } | ObjectStoreError::Corrupt { .. }) => {}
+            Err(other) => return Err(other),
         }
+        let parent = target.parent().expect("object paths have a parent");
+        if !parent.exists() {
+            fs::create_dir_all(parent).map_err(io_error(parent))?;
+            // The new fan-out directory's own entry must be durable too.
+            sync_dir(&self.root.join("sha256"))?;
+        }
+        tmp.persist(&target).map_err(|err| ObjectStoreError::Io {
+            path: target.clone(),
+            source: err.error,
+        })?;
+        // The rename is durable only once the directory holding the new name is synced.
+        sync_dir(parent)?;
         Ok(StoredObject { digest, size })
+    }
+
+    /// Removes the temporary files of writes that a process which is gone left in
+    /// `objects/tmp`, and returns their paths; files a live process is writing are kept.
+    pub fn remove_leftover_temp_files(&self) -> Result<Vec<PathBuf>, ObjectStoreError> {
+        let tmp_dir = self.root.join("tmp");
+        let mut removed = Vec::new();
+        for entry in fs::read_dir(&tmp_dir).map_err(io_error(&tmp_dir))? {
+            let entry = entry.map_err(io_error(&tmp_dir))?;
+            let name = entry.file_name();
+            let owner = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+                .and_then(|rest| rest.split_once('-'))
+                .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok());
+            if owner.is_some_and(crate::runner::process_is_alive) {
+                continue;
+            }
+            let path = entry.path();
+            fs::remove_file(&path).map_err(io_error(&path))?;
+            removed.push(path);
+        }
+        Ok(removed)
     }
 
     /// Stores `bytes` (see [`ObjectStore::put_stream`]).
     pub fn put(&self, bytes: &[u8], limit: u64) -> Result<StoredObject, ObjectStoreError> {
         self.put_stream(bytes, limit)
+    }
+
+    /// The size of the stored object `digest`, or `None` when there is none (not re-hashed:
+    /// for a presence check; reading goes through [`ObjectStore::get`]).
+    pub fn size_of(&self, digest: &Sha256Digest) -> Result<Option<u64>, ObjectStoreError> {
+        let path = self.path_of(digest);
+        match fs::metadata(&path) {
+            Ok(metadata) => Ok(Some(metadata.len())),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ObjectStoreError::Io { path, source }),
+        }
     }
 
     /// Reads an object back, re-hashing it: corrupt bytes are an error, never returned.
@@ -219,6 +286,40 @@ mod tests {
         );
         // Exactly at the limit is allowed.
         store.put(&[7u8; 1999], 1999).unwrap();
+    }
+
+    /// Before, a put of bytes whose object file already existed kept whatever was there, so a
+    /// corrupt object stayed corrupt for good.
+    #[test]
+    fn a_corrupt_object_at_the_target_is_replaced_by_verified_bytes() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(temp.path()).unwrap();
+        let stored = store.put(b"original", 1024).unwrap();
+        fs::write(store.path_of(&stored.digest), b"tampered").unwrap();
+        assert!(store.get(&stored.digest).is_err());
+        let again = store.put(b"original", 1024).unwrap();
+        assert_eq!(again, stored);
+        assert_eq!(store.get(&stored.digest).unwrap(), b"original");
+    }
+
+    #[test]
+    fn leftover_temp_files_of_dead_processes_are_removed_and_live_ones_kept() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(temp.path()).unwrap();
+        let tmp = temp.path().join("objects/tmp");
+        // A pid above the kernel's maximum (2^22) belongs to no process.
+        let dead = tmp.join(format!("{TEMP_PREFIX}{}-abc", 1 << 23));
+        let unnamed = tmp.join(".tmpXYZ");
+        let live = tmp.join(format!("{TEMP_PREFIX}{}-def", std::process::id()));
+        for path in [&dead, &unnamed, &live] {
+            fs::write(path, b"partial upload").unwrap();
+        }
+        let mut removed = store.remove_leftover_temp_files().unwrap();
+        removed.sort();
+        let mut expected = vec![dead.clone(), unnamed.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(live.exists() && !dead.exists() && !unnamed.exists());
     }
 
     #[test]

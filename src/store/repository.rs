@@ -260,6 +260,11 @@ pub fn create_revision(
         detail: e.to_string(),
     })?;
     let now = utc_now();
+    // The record first: the database admits the row only when its record is there.
+    append_evidence(
+        transaction,
+        RevisionLifecycleRecord::created(new.id.clone(), status, new.spec_hash, now.clone()),
+    )?;
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
                                 snapshot_hash, request_hash, created_at, inputs)
@@ -275,10 +280,6 @@ pub fn create_revision(
             now,
             inputs
         ],
-    )?;
-    append_evidence(
-        transaction,
-        RevisionLifecycleRecord::created(new.id.clone(), status, new.spec_hash, now),
     )?;
     get_revision(transaction, &new.id)?.ok_or_else(|| RepositoryError::NoRevision(new.id.clone()))
 }
@@ -425,6 +426,7 @@ pub fn start_attempt(
     revision_id: &str,
     attempt_id: &str,
     fingerprint: &Sha256Digest,
+    lease: &AttemptLease,
 ) -> Result<StartOutcome, RepositoryError> {
     if let Some(existing) = get_attempt(transaction, attempt_id)? {
         if existing.fingerprint == fingerprint.to_hex() && existing.revision_id == revision_id {
@@ -458,24 +460,39 @@ pub fn start_attempt(
         });
     }
     let now = utc_now();
+    let request_hash = revision
+        .request_hash
+        .as_ref()
+        .and_then(|hash| Sha256Digest::try_from(hash.clone()).ok())
+        .ok_or_else(|| RepositoryError::DraftWithoutRequest(revision.id.clone()))?;
+    let facts = AttemptFacts {
+        revision_id: revision_id.to_owned(),
+        attempt_id: attempt_id.to_owned(),
+        request_hash,
+        fingerprint: *fingerprint,
+        captured_version: revision.version,
+    };
+    // The record first: the database admits the row only when its record is there.
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(facts, AttemptEvent::Started, None, None, now.clone()),
+    )?;
     transaction.execute(
-        "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at)
-         VALUES (?1, ?2, ?3, ?4, 'active', ?5)",
+        "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at,
+                               owner, lease_until)
+         VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7)",
         params![
             attempt_id,
             revision_id,
             fingerprint.to_hex(),
             revision.version,
-            now
+            now,
+            lease.owner,
+            lease.until
         ],
     )?;
     let attempt = get_attempt(transaction, attempt_id)?
         .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
-    let facts = attempt_facts(transaction, &attempt)?;
-    append_evidence(
-        transaction,
-        ExecutionAttemptRecord::new(facts, AttemptEvent::Started, None, None, now),
-    )?;
     Ok(StartOutcome::Started(attempt))
 }
 
@@ -489,6 +506,23 @@ pub fn fail_attempt(
     verification_hash: Option<Sha256Digest>,
 ) -> Result<(), RepositoryError> {
     let now = utc_now();
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    if attempt.state != "active" {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    let facts = attempt_facts(transaction, &attempt)?;
+    // The record first: the database admits the change only when its record is there.
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(
+            facts,
+            AttemptEvent::Failed,
+            verification_hash,
+            Some(reason.to_owned()),
+            now.clone(),
+        ),
+    )?;
     let changed = transaction.execute(
         "UPDATE attempts SET state = 'failed', reason = ?2, ended_at = ?3
          WHERE id = ?1 AND state = 'active'",
@@ -497,19 +531,6 @@ pub fn fail_attempt(
     if changed == 0 {
         return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
     }
-    let attempt = get_attempt(transaction, attempt_id)?
-        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
-    let facts = attempt_facts(transaction, &attempt)?;
-    append_evidence(
-        transaction,
-        ExecutionAttemptRecord::new(
-            facts,
-            AttemptEvent::Failed,
-            verification_hash,
-            Some(reason.to_owned()),
-            now,
-        ),
-    )?;
     Ok(())
 }
 
@@ -600,10 +621,6 @@ pub fn complete_verified(
             now
         ],
     )?;
-    transaction.execute(
-        "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
-        params![attempt_id, now],
-    )?;
     let facts = attempt_facts(transaction, &attempt)?;
     append_evidence(
         transaction,
@@ -614,6 +631,10 @@ pub fn complete_verified(
             None,
             now.clone(),
         ),
+    )?;
+    transaction.execute(
+        "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
+        params![attempt_id, now],
     )?;
     let spec_hash = Sha256Digest::try_from(revision.spec_hash.clone())
         .map_err(|_| RepositoryError::NoRevision(revision.id.clone()))?;
@@ -662,20 +683,57 @@ pub fn complete_verified(
 
 /// The reason recorded for attempts reconciled at start.
 pub const RECONCILED_AT_START: &str =
-    "the server stopped before this attempt ended; reconciled at start";
+    "the process running this attempt is gone (or its lease expired) before it ended; reconciled at start";
 
-/// Marks every attempt left active (by a crash) as failed with `reason`, each with its
-/// failure record; returns their ids. Their revisions stay as they were, so they can be
-/// retried.
+/// Who holds a new attempt, and until when (see `store::owner`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptLease {
+    /// The owning process (`ProcessIdentity::to_column`).
+    pub owner: String,
+    /// RFC 3339 UTC end of the lease.
+    pub until: String,
+}
+
+impl AttemptLease {
+    /// This process, for `duration` from now.
+    pub fn of_this_process(duration: std::time::Duration) -> Self {
+        // The same format as `utc_now`, so that the two compare as text.
+        let until = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now() + duration);
+        Self {
+            owner: crate::store::owner::ProcessIdentity::current().to_column(),
+            until: until.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+        }
+    }
+}
+
+/// Marks every active attempt whose owner is gone (or, for an owner that cannot be checked,
+/// whose lease has expired) as failed with `reason`, each with its failure record; returns
+/// their ids. Their revisions stay as they were, so they can be retried. Attempts of a live
+/// process sharing the data directory are left alone.
 pub fn reconcile_active_attempts(
     transaction: &Transaction<'_>,
     reason: &str,
 ) -> Result<Vec<String>, RepositoryError> {
+    let now = utc_now();
     let ids: Vec<String> = {
-        let mut statement = transaction
-            .prepare("SELECT id FROM attempts WHERE state = 'active' ORDER BY started_at, id")?;
-        let rows = statement.query_map([], |row| row.get(0))?;
-        rows.collect::<Result<_, _>>()?
+        let mut statement = transaction.prepare(
+            "SELECT id, owner, lease_until FROM attempts WHERE state = 'active'
+             ORDER BY started_at, id",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, Option<String>>(1)?,
+                row.get::<_, Option<String>>(2)?,
+            ))
+        })?;
+        rows.filter(|row| {
+            row.as_ref().map_or(true, |(_, owner, lease)| {
+                crate::store::owner::is_abandoned(owner.as_deref(), lease.as_deref(), &now)
+            })
+        })
+        .map(|row| row.map(|(id, _, _)| id))
+        .collect::<Result<_, _>>()?
     };
     for id in &ids {
         fail_attempt(transaction, id, reason, None)?;

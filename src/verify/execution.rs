@@ -14,7 +14,7 @@ use crate::{
     evidence::{
         execution_request::ExecutionRequest,
         record::{EvidenceRecord, Unverified, Verified},
-        schemas::{violations, EXECUTION_RESULT_V1},
+        schemas::{violations, EXECUTION_RESULT_V2},
     },
     ingest::snapshot::{snapshot_hash, Snapshot},
     runner::{canonical_hash, RunResult, RunStatus},
@@ -145,14 +145,14 @@ fn output<'a>(input: &'a VerificationInput<'_>, name: &str) -> Result<&'a [u8], 
 }
 
 /// The request re-read from its canonical bytes is a valid, self-consistent record, and the
-/// result is a valid `execution-result-v1` document.
+/// result is a valid `execution-result-v2` document.
 fn check_schema(input: &VerificationInput<'_>) -> Result<(), String> {
     let request = input.request;
     Unverified::<ExecutionRequest>::parse(request.canonical())
         .and_then(|u| u.verify(request.record().previous_hash()))
         .map_err(|e| format!("request: {e}"))?;
     let value = serde_json::to_value(input.result).map_err(|e| format!("result: {e}"))?;
-    let problems = violations(&EXECUTION_RESULT_V1, &value).map_err(|e| e.to_string())?;
+    let problems = violations(&EXECUTION_RESULT_V2, &value).map_err(|e| e.to_string())?;
     if !problems.is_empty() {
         return Err(format!("result: {}", problems.join("; ")));
     }
@@ -254,7 +254,10 @@ fn check_result_manifest(input: &VerificationInput<'_>) -> Result<(), String> {
             ));
         }
     }
-    let environment = result.environment.clone().unwrap_or_default();
+    let environment = result
+        .environment
+        .clone()
+        .ok_or("the result has no environment record")?;
     let graphics = &environment["graphics"];
     for (field, expected) in [
         ("width", request.image.width),
@@ -285,7 +288,7 @@ fn check_result_manifest(input: &VerificationInput<'_>) -> Result<(), String> {
 fn check_analytical_hash(input: &VerificationInput<'_>) -> Result<(), String> {
     let statistics: serde_json::Value = serde_json::from_slice(output(input, "statistics.json")?)
         .map_err(|e| format!("statistics.json: {e}"))?;
-    let actual = canonical_hash(&statistics);
+    let actual = canonical_hash(&statistics).map_err(|e| format!("statistics.json: {e}"))?;
     match input.result.analytical_hash {
         Some(claimed) if claimed == actual => Ok(()),
         claimed => Err(format!(
@@ -333,7 +336,7 @@ fn check_image_hash(input: &VerificationInput<'_>) -> Result<(), String> {
 fn check_environment_fingerprint(input: &VerificationInput<'_>) -> Result<(), String> {
     let written: serde_json::Value = serde_json::from_slice(output(input, "environment.json")?)
         .map_err(|e| format!("environment.json: {e}"))?;
-    let actual = canonical_hash(&written);
+    let actual = canonical_hash(&written).map_err(|e| format!("environment.json: {e}"))?;
     if input.result.environment.as_ref() != Some(&written) {
         return Err("the result's environment differs from environment.json".to_owned());
     }

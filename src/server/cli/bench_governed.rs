@@ -37,7 +37,7 @@ pub struct GovernedBenchArgs {
 /// data directory: what the governed and the ledger benchmarks start from.
 pub(super) struct GovernedFixture {
     pub spec: crate::domain::spec::PlotSpec,
-    pub table: crate::ingest::table::Table,
+    pub table: Arc<crate::ingest::table::Table>,
     pub upload: UploadInfo,
     pub service: ExecutionService,
     /// The service's data directory (removed when the fixture is dropped).
@@ -68,14 +68,13 @@ impl GovernedFixture {
         let database = Database::open_in(work.path())?;
         let mut config = RunnerConfig::new();
         config.work_root = work.path().join("runs");
-        let service = ExecutionService::new(
-            database,
-            ObjectStore::open(work.path())?,
-            Arc::new(Runner::new(config)),
-        );
+        // The dataset's raw bytes are in the store, as an upload's are.
+        let objects = ObjectStore::open(work.path())?;
+        objects.put(&bytes, crate::service::upload::DEFAULT_UPLOAD_LIMIT)?;
+        let service = ExecutionService::new(database, objects, Arc::new(Runner::new(config)));
         Ok(Self {
             spec,
-            table,
+            table: Arc::new(table),
             upload,
             service,
             work,
@@ -90,7 +89,7 @@ impl GovernedFixture {
         let started = Instant::now();
         let made = self
             .service
-            .materialize(&self.spec, &self.table, &self.upload)
+            .materialize(&self.spec, Arc::clone(&self.table), &self.upload)
             .await?;
         let outcome = self
             .service

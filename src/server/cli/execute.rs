@@ -48,6 +48,10 @@ pub struct ExecuteArgs {
     /// Wall-clock limit in milliseconds.
     #[arg(long, default_value_t = 60_000)]
     pub timeout_ms: u64,
+    /// `require`: every layer of the sandbox or no run; `best-effort`: run with the layers this
+    /// machine allows (recorded in result.json, warned about).
+    #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
+    pub isolation: crate::runner::sandbox::IsolationPolicy,
 }
 
 /// Reads the dataset and the confirmed spec and prepares the execution (snapshot + script).
@@ -111,6 +115,7 @@ pub async fn run_execute(args: ExecuteArgs) -> anyhow::Result<()> {
     let mut config = RunnerConfig::new();
     config.rscript = args.rscript;
     config.limits.wall_clock_ms = args.timeout_ms;
+    config.isolation = args.isolation;
     let runner = Runner::new(config);
     let result = runner.run(prepared.run_request()).await;
     for output in &result.outputs {

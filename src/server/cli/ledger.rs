@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 
 use crate::store::{
     audit::{audit, AuditReport},
-    db::{Database, DATABASE_FILE},
+    db::{open_read_only, DATABASE_FILE},
     objects::ObjectStore,
 };
 
@@ -37,10 +37,10 @@ pub fn run(command: LedgerCommand) -> anyhow::Result<()> {
     if !path.is_file() {
         bail!("there is no adamviz database at {}", path.display());
     }
-    let database =
-        Database::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-    let objects = ObjectStore::open(&args.data_dir)?;
-    let connection = database.connection()?;
+    // Read-only: no migration, no change of journal mode, every write refused.
+    let connection =
+        open_read_only(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let objects = ObjectStore::at(&args.data_dir);
     let started = std::time::Instant::now();
     let report = audit(&connection, &objects)?;
     let elapsed = started.elapsed();
@@ -95,6 +95,16 @@ fn describe(report: &AuditReport) -> String {
             problem.digest,
             problem.path.display(),
             problem.detail
+        ));
+    }
+    text.push_str(&format!(
+        "rows: {} of revisions, attempts and bundles not explained by the records\n",
+        report.row_problems.len()
+    ));
+    for problem in &report.row_problems {
+        text.push_str(&format!(
+            "  {} {}: {}\n",
+            problem.table, problem.id, problem.detail
         ));
     }
     text

@@ -5,11 +5,14 @@ use std::{path::PathBuf, sync::Arc};
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand};
 
-use super::spec::{load, read_spec};
+use super::spec::read_spec;
 use crate::{
     domain::classification::DataClassification,
-    runner::{Runner, RunnerConfig},
-    service::execution::{ExecutionService, UploadInfo},
+    runner::{sandbox::IsolationPolicy, Runner, RunnerConfig},
+    service::{
+        execution::{ExecutionService, UploadInfo},
+        upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
+    },
     store::{
         db::Database,
         ledger::records_about,
@@ -39,6 +42,10 @@ pub struct RunArgs {
     /// The data directory (database and objects).
     #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
     pub data_dir: PathBuf,
+    /// `require`: every layer of the sandbox or no run; `best-effort`: run with the layers this
+    /// machine allows (recorded in the evidence, warned about).
+    #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
+    pub isolation: IsolationPolicy,
 }
 
 /// `adamviz revisions …`.
@@ -67,13 +74,27 @@ pub struct DataDirArg {
     pub data_dir: PathBuf,
 }
 
+/// Says on stderr what `best-effort` isolation means, once, before anything runs.
+pub fn warn_if_best_effort(policy: IsolationPolicy) {
+    let missing = crate::runner::sandbox::support().missing_layers();
+    if policy == IsolationPolicy::BestEffort {
+        eprintln!(
+            "warning: isolation best-effort: R runs with the layers this machine allows{}; each result records them",
+            if missing.is_empty() {
+                " (all of them here)".to_owned()
+            } else {
+                format!(", without {}", missing.join(" and "))
+            }
+        );
+    }
+}
+
 /// Runs `adamviz run`: exit 1 if the revision did not end Verified.
 pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
     let classification: DataClassification = args
         .classification
         .parse()
         .map_err(|e| anyhow::anyhow!("--classification: {e}"))?;
-    let dataset = load(&args.file)?;
     let spec = read_spec(&args.spec)?;
     if let Some(question) = &args.question {
         if *question != spec.question {
@@ -88,24 +109,43 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", args.data_dir.display()))?;
     let database = Database::open_in(&args.data_dir)?;
     let objects = ObjectStore::open(&args.data_dir)?;
+    let mut runner_config = RunnerConfig::new();
+    runner_config.isolation = args.isolation;
+    crate::service::startup::remove_leftovers(&objects, &runner_config.work_root)?;
+    warn_if_best_effort(args.isolation);
     let service = ExecutionService::new(
         database,
-        objects,
-        Arc::new(Runner::new(RunnerConfig::new())),
+        objects.clone(),
+        Arc::new(Runner::new(runner_config)),
     );
     service.reconcile().await?;
-    let size = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
+    // The dataset goes in as any upload does: its raw bytes streamed into the store (hashed
+    // on the way), then read from there.
+    let file = std::fs::File::open(&args.file)
+        .with_context(|| format!("cannot open {}", args.file.display()))?;
+    let received = tokio::task::spawn_blocking(move || {
+        receive_upload(
+            &objects,
+            file,
+            classification.as_str(),
+            DEFAULT_UPLOAD_LIMIT,
+        )
+    })
+    .await?
+    .with_context(|| format!("cannot take {} as an upload", args.file.display()))?;
     let upload = UploadInfo {
-        content_hash: dataset.content_hash,
-        classification: classification.as_str().to_owned(),
+        content_hash: received.object.digest,
+        classification: received.classification.as_str().to_owned(),
         file_name: args
             .file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        size,
+        size: received.object.size,
     };
-    let made = service.materialize(&spec, &dataset.table, &upload).await?;
+    let made = service
+        .materialize(&spec, Arc::new(received.table), &upload)
+        .await?;
     println!(
         "revision: {} ({:?})",
         made.revision.id, made.revision.status

@@ -1,11 +1,16 @@
-# adamviz execution harness, version execution-harness-v1.
+# adamviz execution harness, version execution-harness-v2.
 # Application-owned R code that runs one compiled boxplot script in a governed execution.
 # Usage (by the runner only): Rscript --vanilla harness.R run|wait
 # The working directory holds manifest.json, snapshot.csv and script.R; in "wait" mode (a
 # process of the pool, started ahead of time) they are written after start and the runner
 # says "go" on stdin. Outputs: statistics.json, plot.png, environment.json.
+#
+# Everything of the harness lives in the environment of the local() below, not in the global
+# environment: the script (sourced into a fresh environment whose parent is the global one)
+# can neither see nor change the harness's variables by name.
 
-harness_version <- "execution-harness-v1"
+local({
+harness_version <- "execution-harness-v2"
 harness_mode <- commandArgs(trailingOnly = TRUE)[1L]
 harness_started <- proc.time()[["elapsed"]]
 
@@ -46,6 +51,12 @@ for (required in c("boxplot_analysis", "boxplot_artifact")) {
 }
 statistics <- get("boxplot_analysis", envir = script_env)
 artifact <- get("boxplot_artifact", envir = script_env)
+
+# Whatever the script left at the outputs' names (a symbolic link, a FIFO, a directory) is
+# removed, so that the harness writes new regular files in the run's directory.
+for (output in c("statistics.json", "plot.png", "environment.json")) {
+  unlink(output, recursive = TRUE, force = TRUE)
+}
 
 # Statistics as JSON with every double written so that it reads back to the same double.
 # JSON has no infinities: they are written as the strings "Inf" and "-Inf" (NaN is missing).
@@ -117,3 +128,4 @@ writeLines(
   "environment.json",
   useBytes = TRUE
 )
+})
