@@ -407,3 +407,70 @@ fn this_machine_has_every_layer_the_default_policy_requires() {
         "{support:?}"
     );
 }
+
+const NON_ROOT_CHILD_ENV: &str = "ADAMVIZ_TEST_NON_ROOT_WORK_ROOT";
+
+/// Before: `RLIMIT_NPROC` was set before the run's user namespace, where the kernel counts
+/// every process of the server's user: a non-root server whose user already ran more than the
+/// limit (other runs, the server's own threads) could not start a single process in R. Now it is
+/// set inside the namespace and counts the run's processes. The test needs root to become
+/// another user: it runs itself as `nobody` (with `setpriv`), starts 80 processes as that user,
+/// then a run whose R starts a process — which must work under a limit of 64.
+#[test]
+fn as_root_a_non_root_runner_is_not_starved_by_its_users_other_processes() {
+    if let Ok(work_root) = std::env::var(NON_ROOT_CHILD_ENV) {
+        // The child, as nobody.
+        assert_ne!(unsafe { libc::geteuid() }, 0, "the child must not be root");
+        let mut load: Vec<std::process::Child> = (0..80)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("60")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut config = test_config(Path::new(&work_root));
+        config.limits.processes = 64;
+        let script = "cat(system('echo STARTED', intern = TRUE), '\\n')\n";
+        let result = run_with(config, script_request(script));
+        for child in &mut load {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(
+            result.stdout.text.contains("STARTED"),
+            "R could not start a process: {:?} {}",
+            result.failure,
+            result.stderr.text
+        );
+        assert!(result.isolation.run_uid.is_none());
+        assert!(result.isolation.pid_namespace);
+        return;
+    }
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (to run itself as another user); it fails rather than pass vacuously"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "as_root_a_non_root_runner_is_not_starved_by_its_users_other_processes",
+            "--nocapture",
+        ])
+        .env(NON_ROOT_CHILD_ENV, dir.path())
+        .env("HOME", dir.path())
+        .output()
+        .expect("setpriv (util-linux) runs the test as nobody");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}

@@ -477,3 +477,45 @@ fn a_dataset_whose_raw_bytes_are_not_stored_is_not_materialized() {
         .unwrap();
     assert_eq!(uploads, 0, "no uploads row without its object");
 }
+
+/// Before: an error after the attempt started (here the snapshot object the request names is
+/// gone when the passing run's outputs are stored) returned at once and left the attempt
+/// active; with recovery sparing a live owner's attempts, a server would have kept it active
+/// for good and refused every retry. Now the attempt ends, failed, with the error.
+#[test]
+fn an_error_after_the_attempt_started_ends_the_attempt() {
+    let pilot = pilot();
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
+    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    runtime.block_on(async {
+        let made = service
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .await
+            .unwrap();
+        let objects = ObjectStore::open(dir.path()).unwrap();
+        let snapshot_id = Sha256Digest::try_from(made.revision.snapshot_id.clone()).unwrap();
+        let snapshot_object = objects.path_of(&snapshot_id);
+        std::fs::remove_file(&snapshot_object).unwrap();
+        let failed = service
+            .execute(
+                &made.revision.id,
+                "key",
+                &spec,
+                made.prepared.script.bytes.clone(),
+                Arc::clone(&made.prepared.snapshot),
+            )
+            .await
+            .unwrap_err();
+        assert!(failed.to_string().contains("no stored object"), "{failed}");
+        let connection = service.database().connection().unwrap();
+        let attempt_id = adamviz::store::repository::attempt_id_for(&made.revision.id, "key");
+        let attempt = get_attempt(&connection, &attempt_id).unwrap().unwrap();
+        assert_eq!(attempt.state, "failed");
+        assert!(attempt.reason.unwrap().starts_with("the execution failed:"));
+        verify_ledger(&connection).unwrap();
+    });
+}

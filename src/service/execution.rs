@@ -42,10 +42,10 @@ use crate::{
         ledger::{append_evidence, utc_now, AppendEvidenceError},
         objects::{ObjectStore, ObjectStoreError},
         repository::{
-            attempt_id_for, complete_verified, create_revision, fail_attempt, get_revision,
-            get_revision_inputs, insert_spec, insert_upload, new_revision_id,
-            reconcile_active_attempts, start_attempt, AttemptLease, NewRevision, RepositoryError,
-            Revision, RevisionStatus, StartOutcome,
+            attempt_id_for, complete_verified, create_revision, fail_attempt, get_attempt,
+            get_revision, get_revision_inputs, insert_spec, insert_upload, new_revision_id,
+            reconcile_active_attempts, start_attempt, Attempt, AttemptLease, NewRevision,
+            RepositoryError, Revision, RevisionStatus, StartOutcome,
         },
     },
     verify::execution::{verify_execution_result, ExecutionVerification, VerificationInput},
@@ -320,6 +320,37 @@ impl ExecutionService {
         script: Vec<u8>,
         snapshot: Arc<Snapshot>,
     ) -> Result<ExecutionOutcome, ServiceError> {
+        // 1. A revision under governed execution, and its verified request.
+        let request = self.governed_request(revision_id).await?;
+        // 2. The attempt: started, or the one this key already named.
+        let attempt_id = match self
+            .start_attempt_for(&request, idempotency_key, &script, &snapshot)
+            .await?
+        {
+            StartOutcome::Started(attempt) => attempt.id,
+            StartOutcome::Existing(existing) => {
+                return self.outcome_of_existing(existing, revision_id).await
+            }
+        };
+        crash_point("after_attempt_started");
+        // 3–5. Run, verify, store and record. Whatever fails from here on ends the attempt as
+        //      failed (in a live process nothing else would: recovery leaves a live owner's
+        //      attempts alone), so the revision stays retryable.
+        let outcome = self
+            .run_verify_and_record(&request, &attempt_id, spec, script, snapshot)
+            .await;
+        if let Err(error) = &outcome {
+            self.fail_unless_ended(&attempt_id, error).await;
+        }
+        outcome
+    }
+
+    /// The revision's verified execution request; Experimental/Draft revisions have none and
+    /// are refused.
+    async fn governed_request(
+        &self,
+        revision_id: &str,
+    ) -> Result<Verified<ExecutionRequest>, ServiceError> {
         let id = revision_id.to_owned();
         let revision = self
             .database
@@ -331,52 +362,85 @@ impl ExecutionService {
         if revision.status == RevisionStatus::ExperimentalDraft {
             return Err(ServiceError::ExperimentalRevision(revision.id));
         }
-        let request = self.request_of(&revision).await?;
-        // The fingerprint binds the request and the hashes of what is actually supplied.
-        let supplied_snapshot = Arc::clone(&snapshot);
+        self.request_of(&revision).await
+    }
+
+    /// Starts the attempt named by the revision and `idempotency_key`, held by this process,
+    /// with the fingerprint that binds the request and the hashes of what is actually supplied.
+    async fn start_attempt_for(
+        &self,
+        request: &Verified<ExecutionRequest>,
+        idempotency_key: &str,
+        script: &[u8],
+        snapshot: &Arc<Snapshot>,
+    ) -> Result<StartOutcome, ServiceError> {
+        let supplied_snapshot = Arc::clone(snapshot);
         let supplied_hash = tokio::task::spawn_blocking(move || snapshot_hash(&supplied_snapshot))
             .await
             .map_err(|e| DatabaseError::Task(e.to_string()))?;
         let fingerprint = sha256(&serde_jcs::to_vec(&json!({
             "request": request.record_hash().to_hex(),
-            "script": sha256(&script).to_hex(),
+            "script": sha256(script).to_hex(),
             "snapshot": supplied_hash.to_hex(),
         }))?);
-        let attempt_id = attempt_id_for(revision_id, idempotency_key);
-        let (rev, att) = (revision_id.to_owned(), attempt_id.clone());
+        let revision_id = request.record().revision_id.clone();
+        let attempt_id = attempt_id_for(&revision_id, idempotency_key);
         // This process holds the attempt while it lives; an owner elsewhere is trusted for the
         // run's wall-clock limit and a generous margin for queueing and verification.
         let wall_clock = Duration::from_millis(self.runner.config().limits.wall_clock_ms);
         let lease = AttemptLease::of_this_process(wall_clock + ATTEMPT_LEASE_MARGIN);
-        let started = self
-            .database
+        self.database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
-                let outcome = start_attempt(&transaction, &rev, &att, &fingerprint, &lease)?;
+                let outcome = start_attempt(
+                    &transaction,
+                    &revision_id,
+                    &attempt_id,
+                    &fingerprint,
+                    &lease,
+                )?;
                 transaction.commit()?;
                 Ok::<_, ServiceError>(outcome)
             })
-            .await?;
-        if let StartOutcome::Existing(existing) = started {
-            if existing.state == "active" {
-                return Err(ServiceError::AttemptRunning(existing.id));
-            }
-            let rev = revision_id.to_owned();
-            let revision = self
-                .database
-                .call(move |c| get_revision(c, &rev).map_err(ServiceError::from))
-                .await?
-                .ok_or_else(|| RepositoryError::NoRevision(revision_id.to_owned()))?;
-            return Ok(ExecutionOutcome {
-                attempt_id: existing.id,
-                revision,
-                verification: None,
-                result: None,
-                context_hash: None,
-            });
-        }
+            .await
+    }
 
-        crash_point("after_attempt_started");
+    /// The outcome of an attempt the key already named: refused while it runs, else as it
+    /// ended.
+    async fn outcome_of_existing(
+        &self,
+        existing: Attempt,
+        revision_id: &str,
+    ) -> Result<ExecutionOutcome, ServiceError> {
+        if existing.state == "active" {
+            return Err(ServiceError::AttemptRunning(existing.id));
+        }
+        let rev = revision_id.to_owned();
+        let revision = self
+            .database
+            .call(move |c| get_revision(c, &rev).map_err(ServiceError::from))
+            .await?
+            .ok_or_else(|| RepositoryError::NoRevision(revision_id.to_owned()))?;
+        Ok(ExecutionOutcome {
+            attempt_id: existing.id,
+            revision,
+            verification: None,
+            result: None,
+            context_hash: None,
+        })
+    }
+
+    /// Steps 3 to 5 of [`ExecutionService::execute`].
+    async fn run_verify_and_record(
+        &self,
+        request: &Verified<ExecutionRequest>,
+        attempt_id: &str,
+        spec: &PlotSpec,
+        script: Vec<u8>,
+        snapshot: Arc<Snapshot>,
+    ) -> Result<ExecutionOutcome, ServiceError> {
+        // 3. Run in the sandbox, then verify (off the async executor: the checks decode the
+        //    PNG and recompute the statistics).
         let record = request.record();
         let result = self
             .runner
@@ -388,8 +452,6 @@ impl ExecutionService {
                 image: record.image,
             })
             .await;
-        // The checks decode the PNG and recompute the statistics: tens of milliseconds of CPU,
-        // kept off the async executor like the database work.
         let verification = {
             let (request, spec, snapshot, script, result) = (
                 request.clone(),
@@ -410,34 +472,37 @@ impl ExecutionService {
             .await
             .map_err(|e| DatabaseError::Task(e.to_string()))?
         };
-
         crash_point("after_run");
-        // Store the outputs first (content-addressed: a crash leaves only unreferenced objects)
-        // and re-read the snapshot object the request names.
-        let mut artifacts = None;
-        if verification.passed {
+        // 4. A passing run's outputs are stored first (content-addressed: a crash leaves only
+        //    unreferenced objects), and the snapshot object the request names is re-read.
+        let completion = if verification.passed {
             let objects = self.objects.clone();
-            let result = result.clone();
-            let script = ArtifactRef::of("script.R", &script);
-            let snapshot_id = record.snapshot_id;
-            artifacts = Some(
-                tokio::task::spawn_blocking(move || {
-                    store_outputs(&objects, &result, script, &snapshot_id)
-                })
-                .await
-                .map_err(|e| DatabaseError::Task(e.to_string()))??,
+            let (stored_result, script_ref, snapshot_id) = (
+                result.clone(),
+                ArtifactRef::of("script.R", &script),
+                record.snapshot_id,
             );
-        }
+            let artifacts = tokio::task::spawn_blocking(move || {
+                store_outputs(&objects, &stored_result, script_ref, &snapshot_id)
+            })
+            .await
+            .map_err(|e| DatabaseError::Task(e.to_string()))??;
+            Some(Completion::of(&result, spec, &snapshot, record, artifacts)?)
+        } else {
+            None
+        };
         crash_point("after_outputs_stored");
+        // 5. The verdict, and the attempt's end: completion (bundle, success, promotion,
+        //    context) or failure, each in one transaction.
         let verification_record = ExecutionVerificationRecord::new(
-            revision_id.to_owned(),
-            attempt_id.clone(),
+            record.revision_id.clone(),
+            attempt_id.to_owned(),
             *request.record_hash(),
             &verification,
             &result,
             utc_now(),
         );
-        let reason = format!(
+        let failure_reason = format!(
             "verification failed: {}{}",
             verification.failed.join(", "),
             result
@@ -446,70 +511,67 @@ impl ExecutionService {
                 .map(|f| format!(" ({f})"))
                 .unwrap_or_default()
         );
-        let completion = match artifacts {
-            Some(artifacts) => Some(Completion {
-                analytical_hash: result
-                    .analytical_hash
-                    .ok_or(ServiceError::MissingOutput("analytical hash"))?,
-                environment_fingerprint: result
-                    .environment_fingerprint
-                    .ok_or(ServiceError::MissingOutput("environment fingerprint"))?,
-                result_json: serde_json::to_value(&result)?,
-                spec_json: serde_json::from_slice(
-                    &spec
-                        .canonical_json()
-                        .map_err(|e| PrepareError::Compile(e.into()))?,
-                )?,
-                snapshot: context_snapshot(&snapshot, record),
-                request: record.clone(),
-                artifacts,
-            }),
-            None => None,
-        };
+        let (revision, context_hash) = self
+            .record_outcome(
+                &record.revision_id,
+                attempt_id,
+                verification_record,
+                completion,
+                failure_reason,
+            )
+            .await?;
+        Ok(ExecutionOutcome {
+            attempt_id: attempt_id.to_owned(),
+            revision,
+            verification: Some(verification),
+            result: Some(result),
+            context_hash,
+        })
+    }
+
+    /// Appends the verdict and ends the attempt: with `completion`, accepts the bundle,
+    /// promotes the revision and appends its context; without, fails the attempt with
+    /// `failure_reason`. If the repository refuses the completion, the verdict is appended
+    /// again on its own and the attempt fails naming it.
+    async fn record_outcome(
+        &self,
+        revision_id: &str,
+        attempt_id: &str,
+        verification_record: ExecutionVerificationRecord,
+        completion: Option<Completion>,
+        failure_reason: String,
+    ) -> Result<(Revision, Option<Sha256Digest>), ServiceError> {
         let objects = self.objects.clone();
-        let (att, rev) = (attempt_id.clone(), revision_id.to_owned());
-        let ended = self
-            .database
+        let (rev, att) = (revision_id.to_owned(), attempt_id.to_owned());
+        self.database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
                 let kept_verification = verification_record.clone();
-                let context_hash = (|| -> Result<Option<Sha256Digest>, ServiceError> {
+                let ended = (|| -> Result<Option<Sha256Digest>, ServiceError> {
                     let sealed = append_evidence(&transaction, verification_record)?;
                     let verification_hash = *sealed.record_hash();
-                    let Some(completion) = completion else {
-                        fail_attempt(&transaction, &att, &reason, Some(verification_hash))?;
-                        return Ok(None);
-                    };
-                    let inputs = get_revision_inputs(&transaction, &rev)?
-                        .ok_or_else(|| ServiceError::NoInputs(rev.clone()))?;
-                    let bundle = BundleToAccept {
-                        artifacts: completion.artifacts.clone(),
-                        analytical_hash: completion.analytical_hash,
-                        snapshot_hash: completion.request.snapshot_hash,
-                        verification_hash,
-                    };
-                    let completed = complete_verified(&transaction, &objects, &att, &bundle)?;
-                    let result_hash = canonical_hash(&completion.result_json)?;
-                    let context = RevisionContextRecord::new(
-                        ContextParts {
-                            revision_id: &rev,
-                            attempt_id: &att,
-                            spec: (&completion.spec_json, completion.request.spec_hash),
-                            inputs: &inputs,
-                            snapshot: completion.snapshot,
-                            request: &completion.request,
-                            result: (completion.result_json, result_hash),
-                            artifacts: &completion.artifacts,
-                            analytical_hash: completion.analytical_hash,
-                            environment_fingerprint: completion.environment_fingerprint,
+                    match completion {
+                        None => {
+                            fail_attempt(
+                                &transaction,
+                                &att,
+                                &failure_reason,
+                                Some(verification_hash),
+                            )?;
+                            Ok(None)
+                        }
+                        Some(completion) => complete_with_context(
+                            &transaction,
+                            &objects,
+                            &rev,
+                            &att,
+                            completion,
                             verification_hash,
-                            bundle_hash: completed.bundle_hash,
-                        },
-                        utc_now(),
-                    )?;
-                    Ok(Some(*append_evidence(&transaction, context)?.record_hash()))
+                        )
+                        .map(Some),
+                    }
                 })();
-                let context_hash = match context_hash {
+                let context_hash = match ended {
                     Ok(hash) => hash,
                     Err(error) => {
                         // Nothing of the completion is kept, but the verdict is: the
@@ -535,15 +597,32 @@ impl ExecutionService {
                     .ok_or_else(|| RepositoryError::NoRevision(rev.clone()))?;
                 Ok::<_, ServiceError>((revision, context_hash))
             })
-            .await?;
-        let (revision, context_hash) = ended;
-        Ok(ExecutionOutcome {
-            attempt_id,
-            revision,
-            verification: Some(verification),
-            result: Some(result),
-            context_hash,
-        })
+            .await
+    }
+
+    /// Ends `attempt_id` as failed because of `error`, unless it has ended already (a refused
+    /// completion ends it itself). A failure to record that is logged: recovery at the next
+    /// start ends the attempt.
+    async fn fail_unless_ended(&self, attempt_id: &str, error: &ServiceError) {
+        let (att, reason) = (
+            attempt_id.to_owned(),
+            format!("the execution failed: {error}"),
+        );
+        let ended = self
+            .database
+            .call(move |connection| {
+                let transaction = connection.transaction()?;
+                let active = get_attempt(&transaction, &att)?.is_some_and(|a| a.state == "active");
+                if active {
+                    fail_attempt(&transaction, &att, &reason, None)?;
+                    transaction.commit()?;
+                }
+                Ok::<_, ServiceError>(())
+            })
+            .await;
+        if let Err(failure) = ended {
+            tracing::error!(attempt = %attempt_id, %failure, "could not end a failed attempt; recovery at the next start will");
+        }
     }
 
     /// Ends every attempt left active by a crash as failed; returns their ids (logged).
@@ -615,6 +694,75 @@ struct Completion {
     spec_json: serde_json::Value,
     snapshot: ContextSnapshot,
     request: ExecutionRequest,
+}
+
+impl Completion {
+    /// Gathers what the completion transaction needs from a passing run.
+    fn of(
+        result: &RunResult,
+        spec: &PlotSpec,
+        snapshot: &Snapshot,
+        request: &ExecutionRequest,
+        artifacts: BundleArtifacts,
+    ) -> Result<Self, ServiceError> {
+        Ok(Self {
+            analytical_hash: result
+                .analytical_hash
+                .ok_or(ServiceError::MissingOutput("analytical hash"))?,
+            environment_fingerprint: result
+                .environment_fingerprint
+                .ok_or(ServiceError::MissingOutput("environment fingerprint"))?,
+            result_json: serde_json::to_value(result)?,
+            spec_json: serde_json::from_slice(
+                &spec
+                    .canonical_json()
+                    .map_err(|e| PrepareError::Compile(e.into()))?,
+            )?,
+            snapshot: context_snapshot(snapshot, request),
+            request: request.clone(),
+            artifacts,
+        })
+    }
+}
+
+/// In `transaction`: accepts the bundle, ends the attempt as succeeded, promotes the revision
+/// and appends its `revision_context`; returns the context's hash.
+fn complete_with_context(
+    transaction: &rusqlite::Transaction<'_>,
+    objects: &ObjectStore,
+    revision_id: &str,
+    attempt_id: &str,
+    completion: Completion,
+    verification_hash: Sha256Digest,
+) -> Result<Sha256Digest, ServiceError> {
+    let inputs = get_revision_inputs(transaction, revision_id)?
+        .ok_or_else(|| ServiceError::NoInputs(revision_id.to_owned()))?;
+    let bundle = BundleToAccept {
+        artifacts: completion.artifacts.clone(),
+        analytical_hash: completion.analytical_hash,
+        snapshot_hash: completion.request.snapshot_hash,
+        verification_hash,
+    };
+    let completed = complete_verified(transaction, objects, attempt_id, &bundle)?;
+    let result_hash = canonical_hash(&completion.result_json)?;
+    let context = RevisionContextRecord::new(
+        ContextParts {
+            revision_id,
+            attempt_id,
+            spec: (&completion.spec_json, completion.request.spec_hash),
+            inputs: &inputs,
+            snapshot: completion.snapshot,
+            request: &completion.request,
+            result: (completion.result_json, result_hash),
+            artifacts: &completion.artifacts,
+            analytical_hash: completion.analytical_hash,
+            environment_fingerprint: completion.environment_fingerprint,
+            verification_hash,
+            bundle_hash: completed.bundle_hash,
+        },
+        utc_now(),
+    )?;
+    Ok(*append_evidence(transaction, context)?.record_hash())
 }
 
 /// Stores the run's outputs and re-reads (re-hashing) the stored snapshot object; returns
