@@ -3,6 +3,7 @@
 pub mod classification;
 pub mod confirmation;
 pub mod digest;
+pub mod ids;
 pub mod matcher;
 pub mod profile;
 pub mod revision;

@@ -19,7 +19,8 @@ fn digest(byte: u8) -> Sha256Digest {
 
 fn request() -> ExecutionRequest {
     ExecutionRequest::new(
-        format!("rev-{}", "0123456789abcdef".repeat(2)),
+        adamviz::domain::ids::RevisionId::parse(&format!("rev-{}", "0123456789abcdef".repeat(2)))
+            .unwrap(),
         digest(1),
         digest(2),
         digest(3),
@@ -87,11 +88,14 @@ fn a_sealed_record_reads_back_verified_from_its_bytes() {
 #[test]
 fn a_record_that_breaks_its_schema_is_never_sealed() {
     let mut bad = request();
-    bad.revision_id = "revision 1".to_owned();
+    // (A malformed revision id can no longer be built at all: `RevisionId` parses.)
+    bad.compiler_version = "boxplot-script-v0".to_owned();
     match seal(bad, digest(0)) {
         Err(EvidenceError::Schema { violations, .. }) => {
             assert!(
-                violations.iter().any(|v| v.starts_with("/revision_id")),
+                violations
+                    .iter()
+                    .any(|v| v.starts_with("/compiler_version")),
                 "{violations:?}"
             )
         }

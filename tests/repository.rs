@@ -5,6 +5,7 @@
 #[path = "support/evidence_kinds.rs"]
 mod evidence_kinds;
 
+use adamviz::domain::ids::{AttemptId, RevisionId};
 use adamviz::{
     compiler::ImageSize,
     domain::digest::Sha256Digest,
@@ -56,7 +57,11 @@ fn verdict(passed: bool) -> ExecutionVerification {
 
 /// The `execution_verification` record of `verdict(passed)` for `attempt` of `revision`, about
 /// the fixture's PNG.
-fn verdict_record(revision: &str, attempt: &str, passed: bool) -> ExecutionVerificationRecord {
+fn verdict_record(
+    revision: &RevisionId,
+    attempt: &AttemptId,
+    passed: bool,
+) -> ExecutionVerificationRecord {
     ExecutionVerificationRecord::with_hashes(
         revision.to_owned(),
         attempt.to_owned(),
@@ -163,7 +168,7 @@ impl Fixture {
 
     fn start(
         &self,
-        revision: &str,
+        revision: &RevisionId,
         key: &str,
         fingerprint: u8,
     ) -> Result<StartOutcome, RepositoryError> {
@@ -177,7 +182,7 @@ impl Fixture {
 
     fn start_held_by(
         &self,
-        revision: &str,
+        revision: &RevisionId,
         key: &str,
         fingerprint: u8,
         lease: &AttemptLease,
@@ -213,8 +218,8 @@ impl Fixture {
     /// Records a verdict for the attempt and tries to complete it, all in one transaction.
     fn complete(
         &self,
-        revision: &str,
-        attempt: &str,
+        revision: &RevisionId,
+        attempt: &AttemptId,
         passed: bool,
     ) -> Result<Revision, RepositoryError> {
         self.complete_with(revision, attempt, passed, |bundle| bundle)
@@ -223,8 +228,8 @@ impl Fixture {
     /// Like [`Fixture::complete`], with the bundle changed by `edit` first.
     fn complete_with(
         &self,
-        revision: &str,
-        attempt: &str,
+        revision: &RevisionId,
+        attempt: &AttemptId,
         passed: bool,
         edit: impl FnOnce(BundleToAccept) -> BundleToAccept,
     ) -> Result<Revision, RepositoryError> {
@@ -619,7 +624,7 @@ fn reconcile_leaves_the_attempt_of_a_live_owner_alone() {
     let transaction = connection.transaction().unwrap();
     let reconciled = reconcile_active_attempts(&transaction, "restarted").unwrap();
     transaction.commit().unwrap();
-    assert_eq!(reconciled, Vec::<String>::new());
+    assert_eq!(reconciled, Vec::<AttemptId>::new());
     let stored = get_attempt(&connection, &attempt.id).unwrap().unwrap();
     assert_eq!(stored.state, "active");
 }

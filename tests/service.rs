@@ -65,7 +65,10 @@ fn service_with(dir: &std::path::Path, config: RunnerConfig) -> ExecutionService
 }
 
 /// The kinds of the records about `revision`, each verified as its typed record.
-fn record_kinds(service: &ExecutionService, revision: &str) -> Vec<String> {
+fn record_kinds(
+    service: &ExecutionService,
+    revision: &adamviz::domain::ids::RevisionId,
+) -> Vec<String> {
     let connection = service.database().connection().unwrap();
     records_about(&connection, revision)
         .unwrap()
@@ -252,7 +255,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                 .await,
             Err(ServiceError::ExperimentalRevision(_))
         ));
-        assert_eq!(service.reconcile().await.unwrap(), Vec::<String>::new());
+        assert!(service.reconcile().await.unwrap().is_empty());
     });
     // The ledger: three verified revisions (8 records each), the failed and retried one (5 + 6)
     // and the free-scale one (its creation), intact.

@@ -67,7 +67,7 @@ fn each_wrong_thing_fails_exactly_its_check() {
     adamviz::ingest::snapshot::write_csv(&pilot.snapshot, &mut csv).unwrap();
     let request = seal(
         ExecutionRequest::new(
-            format!("rev-{}", "a1".repeat(16)),
+            adamviz::domain::ids::RevisionId::parse(&format!("rev-{}", "a1".repeat(16))).unwrap(),
             pilot.script.spec_hash,
             pilot.script.script_hash,
             sha256(&csv),
@@ -220,8 +220,8 @@ fn each_wrong_thing_fails_exactly_its_check() {
     });
     for verdict in [&verification, &failing] {
         let record = ExecutionVerificationRecord::new(
-            format!("rev-{}", "a1".repeat(16)),
-            format!("att-{}", "b2".repeat(16)),
+            adamviz::domain::ids::RevisionId::parse(&format!("rev-{}", "a1".repeat(16))).unwrap(),
+            adamviz::domain::ids::AttemptId::parse(&format!("att-{}", "b2".repeat(16))).unwrap(),
             *stored_request.record_hash(),
             verdict,
             &result,
@@ -235,8 +235,8 @@ fn each_wrong_thing_fails_exactly_its_check() {
     assert_eq!((report.records, report.first_break), (3, None));
     // A verdict that claims to pass with a failed check is refused by its schema.
     let mut forged = ExecutionVerificationRecord::new(
-        format!("rev-{}", "a1".repeat(16)),
-        format!("att-{}", "b2".repeat(16)),
+        adamviz::domain::ids::RevisionId::parse(&format!("rev-{}", "a1".repeat(16))).unwrap(),
+        adamviz::domain::ids::AttemptId::parse(&format!("att-{}", "b2".repeat(16))).unwrap(),
         *stored_request.record_hash(),
         &failing,
         &result,

@@ -2,6 +2,7 @@
 //! its revision, once, each by SHA-256 and size in the content-addressed store: the script
 //! that ran, the PNG, the statistics, the environment record and the snapshot CSV.
 
+use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{record::EvidenceRecord, schemas::ARTIFACT_BUNDLE_V1};
@@ -69,9 +70,9 @@ pub struct ArtifactBundleRecord {
     /// Always `artifact-bundle-v1`.
     pub schema_version: String,
     /// The revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The attempt that produced it.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// The passing verification it rests on.
     pub verification_hash: Sha256Digest,
     /// The artifacts.
@@ -106,8 +107,8 @@ pub struct BundleToAccept {
 impl ArtifactBundleRecord {
     /// The record of `bundle` for `attempt_id` of `revision_id`, not yet sealed.
     pub fn new(
-        revision_id: String,
-        attempt_id: String,
+        revision_id: RevisionId,
+        attempt_id: AttemptId,
         bundle: &BundleToAccept,
         accepted_at: String,
     ) -> Self {

@@ -4,6 +4,7 @@
 //! the passing verification) or `failed` (with the reason, and the verification when there
 //! was one). Each is appended in the transaction that changes the attempt row.
 
+use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{record::EvidenceRecord, schemas::EXECUTION_ATTEMPT_V1};
@@ -30,9 +31,9 @@ pub struct ExecutionAttemptRecord {
     /// Always `execution-attempt-v1`.
     pub schema_version: String,
     /// The revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The attempt (`att-` and 32 hex digits).
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// What happened.
     pub event: AttemptEvent,
     /// The execution request the attempt runs.
@@ -57,9 +58,9 @@ pub struct ExecutionAttemptRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptFacts {
     /// The revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The attempt.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// The request.
     pub request_hash: Sha256Digest,
     /// The fingerprint.

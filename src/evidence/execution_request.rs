@@ -3,6 +3,7 @@
 //! CSV object and their canonical snapshot hash), the compiler and harness versions and the
 //! image size.
 
+use crate::domain::ids::RevisionId;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -24,7 +25,7 @@ pub struct ExecutionRequest {
     /// `execution-request-v2` when written (`execution-request-v1` in older records).
     pub schema_version: String,
     /// The revision (`rev-` and 32 hex digits).
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// SHA-256 of the confirmed spec's canonical JSON.
     pub spec_hash: Sha256Digest,
     /// SHA-256 of the script bytes.
@@ -50,7 +51,7 @@ pub struct ExecutionRequest {
 impl ExecutionRequest {
     /// A request with the current compiler and harness versions, not yet sealed.
     pub fn new(
-        revision_id: String,
+        revision_id: RevisionId,
         spec_hash: Sha256Digest,
         script_hash: Sha256Digest,
         snapshot_id: Sha256Digest,

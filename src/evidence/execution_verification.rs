@@ -2,6 +2,7 @@
 //! attempt, recorded for either outcome: every named check with its outcome and reason, the
 //! failed names, and the output hashes the verdict is about.
 
+use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{record::EvidenceRecord, schemas::EXECUTION_VERIFICATION_V1};
@@ -31,9 +32,9 @@ pub struct ExecutionVerificationRecord {
     /// Always `execution-verification-v1`.
     pub schema_version: String,
     /// The revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The attempt (`att-` and 32 hex digits).
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// The record hash of the execution request verified against.
     pub request_hash: Sha256Digest,
     /// Every check passed.
@@ -59,8 +60,8 @@ pub struct ExecutionVerificationRecord {
 impl ExecutionVerificationRecord {
     /// The record of `verification` of `result`, not yet sealed.
     pub fn new(
-        revision_id: String,
-        attempt_id: String,
+        revision_id: RevisionId,
+        attempt_id: AttemptId,
         request_hash: Sha256Digest,
         verification: &ExecutionVerification,
         result: &RunResult,
@@ -82,8 +83,8 @@ impl ExecutionVerificationRecord {
 
     /// The record of `verification` about outputs with `hashes`, not yet sealed.
     pub fn with_hashes(
-        revision_id: String,
-        attempt_id: String,
+        revision_id: RevisionId,
+        attempt_id: AttemptId,
         request_hash: Sha256Digest,
         verification: &ExecutionVerification,
         hashes: OutputHashes,

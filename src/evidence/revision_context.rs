@@ -5,6 +5,7 @@
 //! result with its environment record, the verification, the accepted bundle and the output
 //! hashes. Appended in the completion transaction.
 
+use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -111,9 +112,9 @@ pub struct RevisionContextRecord {
     /// `revision-context-v2` when written (`revision-context-v1` in older records).
     pub schema_version: String,
     /// The revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The attempt that verified it.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// The user's question, verbatim.
     pub question: String,
     /// SHA-256 of the spec's canonical JSON.
@@ -156,9 +157,9 @@ pub struct RevisionContextRecord {
 #[derive(Debug, Clone)]
 pub struct ContextParts<'a> {
     /// The revision.
-    pub revision_id: &'a str,
+    pub revision_id: &'a RevisionId,
     /// The attempt.
-    pub attempt_id: &'a str,
+    pub attempt_id: &'a AttemptId,
     /// The confirmed spec's canonical JSON and hash.
     pub spec: (&'a serde_json::Value, Sha256Digest),
     /// Source and warnings.
@@ -188,8 +189,8 @@ impl RevisionContextRecord {
         Ok(Self {
             kind: Self::KIND.to_owned(),
             schema_version: "revision-context-v2".to_owned(),
-            revision_id: parts.revision_id.to_owned(),
-            attempt_id: parts.attempt_id.to_owned(),
+            revision_id: parts.revision_id.clone(),
+            attempt_id: parts.attempt_id.clone(),
             question: spec
                 .get("question")
                 .and_then(serde_json::Value::as_str)

@@ -3,6 +3,7 @@
 //! version one) and `verified` (from Draft, naming the attempt, the accepted bundle and the
 //! passing verification).
 
+use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{record::EvidenceRecord, schemas::REVISION_LIFECYCLE_V1};
@@ -27,7 +28,7 @@ pub struct RevisionLifecycleRecord {
     /// Always `revision-lifecycle-v1`.
     pub schema_version: String,
     /// The revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The change.
     pub event: LifecycleEvent,
     /// The status before (none at creation).
@@ -39,7 +40,7 @@ pub struct RevisionLifecycleRecord {
     /// The confirmed spec.
     pub spec_hash: Sha256Digest,
     /// The attempt that caused it.
-    pub attempt_id: Option<String>,
+    pub attempt_id: Option<AttemptId>,
     /// The accepted `artifact_bundle` record.
     pub bundle_hash: Option<Sha256Digest>,
     /// The passing `execution_verification` record.
@@ -56,7 +57,7 @@ pub struct RevisionLifecycleRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromotionBasis {
     /// The attempt.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// The `artifact_bundle` record.
     pub bundle_hash: Sha256Digest,
     /// The passing `execution_verification` record.
@@ -66,7 +67,7 @@ pub struct PromotionBasis {
 impl RevisionLifecycleRecord {
     /// The creation of `revision_id` as `status`, not yet sealed.
     pub fn created(
-        revision_id: String,
+        revision_id: RevisionId,
         status: RevisionStatus,
         spec_hash: Sha256Digest,
         at: String,
@@ -85,7 +86,7 @@ impl RevisionLifecycleRecord {
 
     /// The promotion of `revision_id` to Verified at `version`, not yet sealed.
     pub fn verified(
-        revision_id: String,
+        revision_id: RevisionId,
         version: i64,
         spec_hash: Sha256Digest,
         basis: PromotionBasis,
@@ -105,7 +106,7 @@ impl RevisionLifecycleRecord {
 
     #[allow(clippy::too_many_arguments)]
     fn new(
-        revision_id: String,
+        revision_id: RevisionId,
         event: LifecycleEvent,
         from_status: Option<RevisionStatus>,
         to_status: RevisionStatus,

@@ -1,5 +1,7 @@
 //! The `adamviz` command line: one subcommand per capability. Later capabilities add their
-//! subcommands to [`Command`] and a branch to [`run`].
+//! subcommands to [`Command`] and a branch to [`run`]. The benchmarks are another binary's
+//! (`adamviz-bench`, `server/bench_cli.rs`); their modules live here beside the commands they
+//! measure.
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -53,12 +55,6 @@ pub enum Command {
     /// The evidence ledger.
     #[command(subcommand)]
     Ledger(ledger::LedgerCommand),
-    /// Benchmarks that print figures (build with --release).
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
-    /// One measured read + profile, run by `adamviz bench ingest` in a fresh process.
-    #[command(hide = true)]
-    BenchChild(bench::BenchChildArgs),
 }
 
 /// Options of `adamviz serve`.
@@ -100,17 +96,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ledger(command) => ledger::run(command),
         Command::Run(args) => run::run_governed(args).await,
         Command::Revisions(command) => run::run_revisions(command),
-        Command::Bench(bench::BenchCommand::Ingest(args)) => bench::run_ingest(args),
-        Command::Bench(bench::BenchCommand::Governed(args)) => {
-            bench_governed::run_governed_bench(args).await
-        }
-        Command::Bench(bench::BenchCommand::Ledger(args)) => {
-            bench_ledger::run_ledger_bench(args).await
-        }
-        Command::Bench(bench::BenchCommand::Execute(args)) => {
-            bench_execute::run_execute_bench(args).await
-        }
-        Command::BenchChild(args) => bench::run_child(args),
     }
 }
 

@@ -19,6 +19,7 @@ use crate::{
     compiler::ImageSize,
     domain::{
         digest::Sha256Digest,
+        ids::{AttemptId, RevisionId},
         spec::{PlotSpec, YScale},
     },
     evidence::{
@@ -101,16 +102,16 @@ pub enum ServiceError {
     Objects(#[from] ObjectStoreError),
     /// Free-scale revisions get no governed execution.
     #[error("revision {0} has free y-scales (Experimental/Draft): it gets a preview only and can never become Verified")]
-    ExperimentalRevision(String),
+    ExperimentalRevision(RevisionId),
     /// The revision has no execution request.
     #[error("revision {0} has no execution request")]
-    NoRequest(String),
+    NoRequest(RevisionId),
     /// The same key names an attempt still running.
     #[error("attempt {0} for this idempotency key is still running")]
-    AttemptRunning(String),
+    AttemptRunning(AttemptId),
     /// The revision has no stored inputs for its context.
     #[error("revision {0} has no stored source metadata for its context")]
-    NoInputs(String),
+    NoInputs(RevisionId),
     /// A value could not be written as JSON.
     #[error("cannot write JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -157,7 +158,7 @@ pub struct Materialized {
 #[derive(Debug, Clone)]
 pub struct ExecutionOutcome {
     /// The attempt.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
     /// The revision after it.
     pub revision: Revision,
     /// The verdict (absent when the same key named an attempt that had already ended).
@@ -314,7 +315,7 @@ impl ExecutionService {
     /// the script and records supplied, verifies the result, and records the outcome.
     pub async fn execute(
         &self,
-        revision_id: &str,
+        revision_id: &RevisionId,
         idempotency_key: &str,
         spec: &PlotSpec,
         script: Vec<u8>,
@@ -349,9 +350,9 @@ impl ExecutionService {
     /// are refused.
     async fn governed_request(
         &self,
-        revision_id: &str,
+        revision_id: &RevisionId,
     ) -> Result<Verified<ExecutionRequest>, ServiceError> {
-        let id = revision_id.to_owned();
+        let id = revision_id.clone();
         let revision = self
             .database
             .call(move |connection| {
@@ -410,17 +411,17 @@ impl ExecutionService {
     async fn outcome_of_existing(
         &self,
         existing: Attempt,
-        revision_id: &str,
+        revision_id: &RevisionId,
     ) -> Result<ExecutionOutcome, ServiceError> {
         if existing.state == "active" {
             return Err(ServiceError::AttemptRunning(existing.id));
         }
-        let rev = revision_id.to_owned();
+        let rev = revision_id.clone();
         let revision = self
             .database
             .call(move |c| get_revision(c, &rev).map_err(ServiceError::from))
             .await?
-            .ok_or_else(|| RepositoryError::NoRevision(revision_id.to_owned()))?;
+            .ok_or_else(|| RepositoryError::NoRevision(revision_id.clone()))?;
         Ok(ExecutionOutcome {
             attempt_id: existing.id,
             revision,
@@ -434,7 +435,7 @@ impl ExecutionService {
     async fn run_verify_and_record(
         &self,
         request: &Verified<ExecutionRequest>,
-        attempt_id: &str,
+        attempt_id: &AttemptId,
         spec: &PlotSpec,
         script: Vec<u8>,
         snapshot: Arc<Snapshot>,
@@ -496,7 +497,7 @@ impl ExecutionService {
         //    context) or failure, each in one transaction.
         let verification_record = ExecutionVerificationRecord::new(
             record.revision_id.clone(),
-            attempt_id.to_owned(),
+            attempt_id.clone(),
             *request.record_hash(),
             &verification,
             &result,
@@ -521,7 +522,7 @@ impl ExecutionService {
             )
             .await?;
         Ok(ExecutionOutcome {
-            attempt_id: attempt_id.to_owned(),
+            attempt_id: attempt_id.clone(),
             revision,
             verification: Some(verification),
             result: Some(result),
@@ -535,14 +536,14 @@ impl ExecutionService {
     /// again on its own and the attempt fails naming it.
     async fn record_outcome(
         &self,
-        revision_id: &str,
-        attempt_id: &str,
+        revision_id: &RevisionId,
+        attempt_id: &AttemptId,
         verification_record: ExecutionVerificationRecord,
         completion: Option<Completion>,
         failure_reason: String,
     ) -> Result<(Revision, Option<Sha256Digest>), ServiceError> {
         let objects = self.objects.clone();
-        let (rev, att) = (revision_id.to_owned(), attempt_id.to_owned());
+        let (rev, att) = (revision_id.clone(), attempt_id.clone());
         self.database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
@@ -603,11 +604,8 @@ impl ExecutionService {
     /// Ends `attempt_id` as failed because of `error`, unless it has ended already (a refused
     /// completion ends it itself). A failure to record that is logged: recovery at the next
     /// start ends the attempt.
-    async fn fail_unless_ended(&self, attempt_id: &str, error: &ServiceError) {
-        let (att, reason) = (
-            attempt_id.to_owned(),
-            format!("the execution failed: {error}"),
-        );
+    async fn fail_unless_ended(&self, attempt_id: &AttemptId, error: &ServiceError) {
+        let (att, reason) = (attempt_id.clone(), format!("the execution failed: {error}"));
         let ended = self
             .database
             .call(move |connection| {
@@ -626,7 +624,7 @@ impl ExecutionService {
     }
 
     /// Ends every attempt left active by a crash as failed; returns their ids (logged).
-    pub async fn reconcile(&self) -> Result<Vec<String>, ServiceError> {
+    pub async fn reconcile(&self) -> Result<Vec<AttemptId>, ServiceError> {
         let ids = self
             .database
             .call(|connection| {
@@ -730,13 +728,13 @@ impl Completion {
 fn complete_with_context(
     transaction: &rusqlite::Transaction<'_>,
     objects: &ObjectStore,
-    revision_id: &str,
-    attempt_id: &str,
+    revision_id: &RevisionId,
+    attempt_id: &AttemptId,
     completion: Completion,
     verification_hash: Sha256Digest,
 ) -> Result<Sha256Digest, ServiceError> {
     let inputs = get_revision_inputs(transaction, revision_id)?
-        .ok_or_else(|| ServiceError::NoInputs(revision_id.to_owned()))?;
+        .ok_or_else(|| ServiceError::NoInputs(revision_id.clone()))?;
     let bundle = BundleToAccept {
         artifacts: completion.artifacts.clone(),
         analytical_hash: completion.analytical_hash,

@@ -159,13 +159,13 @@ pub struct StoredRecord {
 /// Every record about revision `revision_id` (its `revision_id` field), in ledger order.
 pub fn records_about(
     connection: &rusqlite::Connection,
-    revision_id: &str,
+    revision_id: &crate::domain::ids::RevisionId,
 ) -> Result<Vec<StoredRecord>, rusqlite::Error> {
     let mut statement = connection.prepare(
         "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
          WHERE json_extract(record, '$.revision_id') = ?1 ORDER BY seq",
     )?;
-    let rows = statement.query_map([revision_id], |row| {
+    let rows = statement.query_map([revision_id.as_str()], |row| {
         Ok(StoredRecord {
             seq: row.get(0)?,
             kind: row.get(1)?,

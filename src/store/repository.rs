@@ -9,7 +9,10 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use crate::{
-    domain::digest::Sha256Digest,
+    domain::{
+        digest::Sha256Digest,
+        ids::{AttemptId, RevisionId},
+    },
     evidence::{
         artifact_bundle::ArtifactBundleRecord,
         execution_attempt::{AttemptEvent, AttemptFacts, ExecutionAttemptRecord},
@@ -31,7 +34,7 @@ pub use crate::{
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Revision {
     /// `rev-` and 32 hex digits.
-    pub id: String,
+    pub id: RevisionId,
     /// The confirmed spec.
     pub spec_hash: String,
     /// Its status.
@@ -58,9 +61,9 @@ pub struct Revision {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Attempt {
     /// `att-` and 32 hex digits, derived from the revision and the idempotency key.
-    pub id: String,
+    pub id: AttemptId,
     /// Its revision.
-    pub revision_id: String,
+    pub revision_id: RevisionId,
     /// The fingerprint of the request and supplied inputs.
     pub fingerprint: String,
     /// The revision version captured at start.
@@ -71,20 +74,45 @@ pub struct Attempt {
     pub reason: Option<String>,
 }
 
+/// Ids are stored as their text and read back through their parsers: a malformed id in the
+/// database is a read error, never a value.
+macro_rules! id_column {
+    ($type:ty) => {
+        impl rusqlite::types::ToSql for $type {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                Ok(rusqlite::types::ToSqlOutput::from(self.as_str()))
+            }
+        }
+
+        impl rusqlite::types::FromSql for $type {
+            fn column_result(
+                value: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
+                let text = value.as_str()?;
+                <$type>::parse(text)
+                    .map_err(|error| rusqlite::types::FromSqlError::Other(Box::new(error)))
+            }
+        }
+    };
+}
+
+id_column!(RevisionId);
+id_column!(AttemptId);
+
 /// Why the repository refused.
 #[derive(Debug, thiserror::Error)]
 pub enum RepositoryError {
     /// No such revision.
     #[error("there is no revision {0}")]
-    NoRevision(String),
+    NoRevision(RevisionId),
     /// No such attempt.
     #[error("there is no attempt {0}")]
-    NoAttempt(String),
+    NoAttempt(AttemptId),
     /// Attempts start only for Draft revisions.
     #[error("revision {revision} is {status:?}; governed execution starts only for a draft")]
     NotDraft {
         /// The revision.
-        revision: String,
+        revision: RevisionId,
         /// Its status.
         status: RevisionStatus,
     },
@@ -92,15 +120,15 @@ pub enum RepositoryError {
     #[error("revision {revision} already has an active attempt {attempt}")]
     AnotherActiveAttempt {
         /// The revision.
-        revision: String,
+        revision: RevisionId,
         /// The active attempt.
-        attempt: String,
+        attempt: AttemptId,
     },
     /// The idempotency key was used with other inputs.
     #[error("idempotency key already used for attempt {attempt} with other inputs (fingerprint {existing}, now {offered})")]
     KeyReusedWithOtherInputs {
         /// The attempt.
-        attempt: String,
+        attempt: AttemptId,
         /// Its fingerprint.
         existing: String,
         /// The one offered now.
@@ -108,14 +136,14 @@ pub enum RepositoryError {
     },
     /// The attempt is not active (already terminal).
     #[error("attempt {0} is not active")]
-    AttemptNotActive(String),
+    AttemptNotActive(AttemptId),
     /// The revision changed since the attempt started.
     #[error(
         "revision {revision} is at version {actual}, the attempt captured {captured}; not promoted"
     )]
     StaleVersion {
         /// The revision.
-        revision: String,
+        revision: RevisionId,
         /// Version captured at start.
         captured: i64,
         /// Version now.
@@ -123,7 +151,7 @@ pub enum RepositoryError {
     },
     /// A Draft revision needs its execution request.
     #[error("revision {0} has fixed scales (Draft) but no execution request")]
-    DraftWithoutRequest(String),
+    DraftWithoutRequest(RevisionId),
     /// An artifact of the bundle is missing or corrupt in the object store.
     #[error("artifact {name} of the bundle cannot be accepted: {source}")]
     Artifact {
@@ -147,7 +175,7 @@ pub enum RepositoryError {
     #[error("revision {revision} has unreadable inputs: {detail}")]
     Inputs {
         /// The revision.
-        revision: String,
+        revision: RevisionId,
         /// Why.
         detail: String,
     },
@@ -160,7 +188,7 @@ pub enum RepositoryError {
 }
 
 /// A fresh revision id from the system's random source.
-pub fn new_revision_id() -> String {
+pub fn new_revision_id() -> RevisionId {
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
     if read.is_err() {
@@ -168,14 +196,13 @@ pub fn new_revision_id() -> String {
         let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
         bytes.copy_from_slice(&Sha256::digest(seed.as_bytes())[..16]);
     }
-    format!("rev-{}", hex::encode(bytes))
+    RevisionId::from_random_bytes(bytes)
 }
 
 /// The attempt id of `idempotency_key` for `revision_id`: the same key always names the same
 /// attempt of a revision.
-pub fn attempt_id_for(revision_id: &str, idempotency_key: &str) -> String {
-    let digest = Sha256::digest(format!("{revision_id}\0{idempotency_key}").as_bytes());
-    format!("att-{}", hex::encode(&digest[..16]))
+pub fn attempt_id_for(revision_id: &RevisionId, idempotency_key: &str) -> AttemptId {
+    AttemptId::for_key(revision_id, idempotency_key)
 }
 
 /// Records an upload (once per content hash).
@@ -224,7 +251,7 @@ pub fn insert_spec(
 #[derive(Debug, Clone)]
 pub struct NewRevision {
     /// Its id (see [`new_revision_id`]).
-    pub id: String,
+    pub id: RevisionId,
     /// The confirmed spec.
     pub spec_hash: Sha256Digest,
     /// Free y-scales: Experimental/Draft.
@@ -287,7 +314,7 @@ pub fn create_revision(
 /// The source metadata and profile warnings kept with revision `id`.
 pub fn get_revision_inputs(
     connection: &rusqlite::Connection,
-    id: &str,
+    id: &RevisionId,
 ) -> Result<Option<RevisionInputs>, RepositoryError> {
     let bytes: Option<Option<Vec<u8>>> = connection
         .query_row("SELECT inputs FROM revisions WHERE id = ?1", [id], |row| {
@@ -340,7 +367,7 @@ fn revision_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Revision> {
 /// The revision `id`.
 pub fn get_revision(
     connection: &rusqlite::Connection,
-    id: &str,
+    id: &RevisionId,
 ) -> Result<Option<Revision>, RepositoryError> {
     Ok(connection
         .query_row(
@@ -374,7 +401,7 @@ fn attempt_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attempt> {
 /// The attempt `id`.
 pub fn get_attempt(
     connection: &rusqlite::Connection,
-    id: &str,
+    id: &AttemptId,
 ) -> Result<Option<Attempt>, RepositoryError> {
     Ok(connection
         .query_row(
@@ -423,13 +450,13 @@ fn attempt_facts(
 /// second active attempt.
 pub fn start_attempt(
     transaction: &Transaction<'_>,
-    revision_id: &str,
-    attempt_id: &str,
+    revision_id: &RevisionId,
+    attempt_id: &AttemptId,
     fingerprint: &Sha256Digest,
     lease: &AttemptLease,
 ) -> Result<StartOutcome, RepositoryError> {
     if let Some(existing) = get_attempt(transaction, attempt_id)? {
-        if existing.fingerprint == fingerprint.to_hex() && existing.revision_id == revision_id {
+        if existing.fingerprint == fingerprint.to_hex() && existing.revision_id == *revision_id {
             return Ok(StartOutcome::Existing(existing));
         }
         return Err(RepositoryError::KeyReusedWithOtherInputs {
@@ -446,7 +473,7 @@ pub fn start_attempt(
             status: revision.status,
         });
     }
-    let active: Option<String> = transaction
+    let active: Option<AttemptId> = transaction
         .query_row(
             "SELECT id FROM attempts WHERE revision_id = ?1 AND state = 'active'",
             [revision_id],
@@ -501,7 +528,7 @@ pub fn start_attempt(
 /// (retryable).
 pub fn fail_attempt(
     transaction: &Transaction<'_>,
-    attempt_id: &str,
+    attempt_id: &AttemptId,
     reason: &str,
     verification_hash: Option<Sha256Digest>,
 ) -> Result<(), RepositoryError> {
@@ -573,7 +600,7 @@ fn check_artifacts(objects: &ObjectStore, bundle: &BundleToAccept) -> Result<(),
 pub fn complete_verified(
     transaction: &Transaction<'_>,
     objects: &ObjectStore,
-    attempt_id: &str,
+    attempt_id: &AttemptId,
     bundle: &BundleToAccept,
 ) -> Result<Completed, RepositoryError> {
     let attempt = get_attempt(transaction, attempt_id)?
@@ -713,16 +740,16 @@ impl AttemptLease {
 pub fn reconcile_active_attempts(
     transaction: &Transaction<'_>,
     reason: &str,
-) -> Result<Vec<String>, RepositoryError> {
+) -> Result<Vec<AttemptId>, RepositoryError> {
     let now = utc_now();
-    let ids: Vec<String> = {
+    let ids: Vec<AttemptId> = {
         let mut statement = transaction.prepare(
             "SELECT id, owner, lease_until FROM attempts WHERE state = 'active'
              ORDER BY started_at, id",
         )?;
         let rows = statement.query_map([], |row| {
             Ok((
-                row.get::<_, String>(0)?,
+                row.get::<_, AttemptId>(0)?,
                 row.get::<_, Option<String>>(1)?,
                 row.get::<_, Option<String>>(2)?,
             ))

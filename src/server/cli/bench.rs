@@ -1,4 +1,4 @@
-//! `adamviz bench ingest`: the data-in benchmark. In one run it measures, on a SAS XPORT file,
+//! `adamviz-bench ingest`: the data-in benchmark. In one run it measures, on a SAS XPORT file,
 //! a CSV of it and a generated copy ten times larger (as XPT and CSV): read + profile time and
 //! peak memory of adamviz, each in a fresh child process, against R's `haven::read_xpt` and
 //! `data.table::fread` timed inside R; and the throughput of the canonical snapshot hash against
@@ -13,7 +13,7 @@ use std::{
 };
 
 use anyhow::{bail, Context as _};
-use clap::{Args, Subcommand};
+use clap::Args;
 use sha2::{Digest, Sha256};
 
 use crate::{
@@ -29,20 +29,7 @@ use crate::{
     },
 };
 
-/// `adamviz bench …`.
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
-    /// Readers, profile and snapshot hash against R's haven and data.table.
-    Ingest(IngestBenchArgs),
-    /// Governed execution (with and without a warm pool) against a bare Rscript run.
-    Execute(super::bench_execute::ExecuteBenchArgs),
-    /// The governed path end to end against the R run inside it.
-    Governed(super::bench_governed::GovernedBenchArgs),
-    /// `adamviz ledger verify` over the records of many revisions.
-    Ledger(super::bench_ledger::LedgerBenchArgs),
-}
-
-/// Options of `adamviz bench ingest`.
+/// Options of `adamviz-bench ingest`.
 #[derive(Debug, Args)]
 pub struct IngestBenchArgs {
     /// The SAS XPORT file to start from (the CSV and the larger copy are made from it).
@@ -65,7 +52,7 @@ pub struct IngestBenchArgs {
     pub rscript: PathBuf,
 }
 
-/// The parts of `adamviz bench ingest`.
+/// The parts of `adamviz-bench ingest`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BenchPart {
     /// Readers and snapshot hash.
@@ -136,7 +123,7 @@ fn read_and_profile(file: &Path) -> anyhow::Result<(f64, f64, usize)> {
     Ok((read_seconds, profile_seconds, table.row_count))
 }
 
-/// Runs `adamviz bench-child FILE [--warm-repeats N]`: the first read and profile, or the
+/// Runs `adamviz-bench bench-child FILE [--warm-repeats N]`: the first read and profile, or the
 /// median of N after it.
 pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
     let first = read_and_profile(&args.file)?;
@@ -181,7 +168,7 @@ struct AdamvizFigures {
     peak_rss_bytes: u64,
 }
 
-/// One `adamviz bench-child` process.
+/// One `adamviz-bench bench-child` process.
 fn child(exe: &Path, file: &Path, warm_repeats: usize) -> anyhow::Result<ChildReport> {
     let output = Command::new(exe)
         .arg("bench-child")
@@ -190,10 +177,10 @@ fn child(exe: &Path, file: &Path, warm_repeats: usize) -> anyhow::Result<ChildRe
         .arg(warm_repeats.to_string())
         .env("RUST_LOG", "warn")
         .output()
-        .context("starting adamviz bench-child")?;
+        .context("starting adamviz-bench bench-child")?;
     if !output.status.success() {
         bail!(
-            "adamviz bench-child {} failed: {}",
+            "adamviz-bench bench-child {} failed: {}",
             file.display(),
             String::from_utf8_lossy(&output.stderr)
         );
@@ -359,7 +346,7 @@ fn throughput(bytes_per_call: usize, mut call: impl FnMut()) -> f64 {
     (bytes_per_call as f64 * calls as f64) / start.elapsed().as_secs_f64()
 }
 
-/// Runs `adamviz bench ingest`, printing each figure as soon as it is measured.
+/// Runs `adamviz-bench ingest`, printing each figure as soon as it is measured.
 pub fn run_ingest(args: IngestBenchArgs) -> anyhow::Result<()> {
     if args.repeats == 0 || args.scale == 0 {
         bail!("--repeats and --scale must be at least 1");

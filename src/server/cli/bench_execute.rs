@@ -1,4 +1,4 @@
-//! `adamviz bench execute`: the R-side benchmark. In one run, on the ALT spec of a SAS XPORT
+//! `adamviz-bench execute`: the R-side benchmark. In one run, on the ALT spec of a SAS XPORT
 //! file (default: the CDISC pilot's ADLBC), it times, interleaved round by round: a bare
 //! `Rscript --vanilla script.R snapshot.csv outdir` of the compiled script; the governed
 //! execution through the runner (hash checks, working directory, sandbox, R with the harness,
@@ -20,7 +20,7 @@ use crate::{
     service::prepare::prepare_execution,
 };
 
-/// Options of `adamviz bench execute`.
+/// Options of `adamviz-bench execute`.
 #[derive(Debug, Args)]
 pub struct ExecuteBenchArgs {
     /// The SAS XPORT (or CSV) file whose ALT spec is run.
@@ -37,7 +37,7 @@ pub struct ExecuteBenchArgs {
     pub rscript: PathBuf,
 }
 
-/// Runs `adamviz bench execute`.
+/// Runs `adamviz-bench execute`.
 pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
     let bytes = std::fs::read(&args.data)
         .with_context(|| format!("cannot read {}", args.data.display()))?;
@@ -69,7 +69,7 @@ pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
     let pooled = Runner::new(pooled_config);
 
     println!(
-        "adamviz bench execute: {} — {:?}: {} records, script {} bytes, {} rounds",
+        "adamviz-bench execute: {} — {:?}: {} records, script {} bytes, {} rounds",
         args.data.display(),
         args.question,
         prepared.snapshot.rows.len(),

@@ -1,4 +1,4 @@
-//! `adamviz bench governed`: the whole governed path for the ALT spec of the pilot (materialize
+//! `adamviz-bench governed`: the whole governed path for the ALT spec of the pilot (materialize
 //! → attempt → sandboxed R → verification → bundle and promotion), timed end to end, against the
 //! R run alone inside it (the runner's measured wall time of the R process). What is left is
 //! the overhead of evidence, verification and storage; target: under 10 % of the R run. It
@@ -19,7 +19,7 @@ use crate::{
     store::{db::Database, objects::ObjectStore, repository::RevisionStatus},
 };
 
-/// Options of `adamviz bench governed`.
+/// Options of `adamviz-bench governed`.
 #[derive(Debug, Args)]
 pub struct GovernedBenchArgs {
     /// The dataset.
@@ -111,11 +111,11 @@ impl GovernedFixture {
     }
 }
 
-/// Runs `adamviz bench governed`.
+/// Runs `adamviz-bench governed`.
 pub async fn run_governed_bench(args: GovernedBenchArgs) -> anyhow::Result<()> {
     let fixture = GovernedFixture::new(&args.data, &args.question)?;
     println!(
-        "adamviz bench governed: {} — {:?}, {} rounds",
+        "adamviz-bench governed: {} — {:?}, {} rounds",
         args.data.display(),
         args.question,
         args.repeats

@@ -55,8 +55,8 @@ pub enum RevisionsCommand {
     List(DataDirArg),
     /// One revision.
     Show {
-        /// The revision id.
-        id: String,
+        /// The revision id (`rev-` and 32 hex digits).
+        id: crate::domain::ids::RevisionId,
         /// Print JSON.
         #[arg(long)]
         json: bool,
