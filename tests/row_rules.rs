@@ -276,3 +276,27 @@ fn ledger_verify_leaves_the_database_files_unchanged() {
         assert!(bytes == again, "{name} changed");
     }
 }
+
+/// An uploads row whose raw bytes are gone from the store is named by the audit.
+#[test]
+fn ledger_verify_names_an_upload_whose_bytes_are_not_stored() {
+    let (_dir, data) = copy_of_run();
+    let connection = open(&data);
+    let hash = one(&connection, "SELECT content_hash FROM uploads");
+    drop(connection);
+    let object = data
+        .join("objects/sha256")
+        .join(&hash[..2])
+        .join(&hash[2..]);
+    std::fs::remove_file(&object).unwrap();
+    let output = adamviz(&["ledger", "verify"], &data);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "uploaded dataset (object {hash}, {}): the uploads row names raw bytes that are not in the store",
+            object.display()
+        )),
+        "{stdout}"
+    );
+}

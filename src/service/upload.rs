@@ -7,7 +7,7 @@ use std::io::Read;
 
 use crate::{
     domain::classification::{DataClassification, UnknownClassification},
-    ingest::{read_dataset, table::Table, ReadError},
+    ingest::{read_dataset_file, table::Table, FileReadError, ReadError},
     store::objects::{ObjectStore, ObjectStoreError, StoredObject},
 };
 
@@ -54,9 +54,15 @@ pub fn receive_upload(
 ) -> Result<ReceivedUpload, UploadError> {
     let classification: DataClassification = declared_classification.parse()?;
     let object = store.put_stream(input, limit)?;
-    let bytes = store.get(&object.digest)?;
-    let table =
-        read_dataset(&bytes).map_err(|source| UploadError::Unreadable { object, source })?;
+    // Parsed from the stored file through a read-only mapping, never copied whole into
+    // memory; its bytes were hashed on their way in (the object's name), so they are not hashed
+    // a second time here.
+    let table = read_dataset_file(&store.path_of(&object.digest)).map_err(|error| match error {
+        FileReadError::Content(source) => UploadError::Unreadable { object, source },
+        FileReadError::Io { path, source } => {
+            UploadError::Store(ObjectStoreError::Io { path, source })
+        }
+    })?;
     Ok(ReceivedUpload {
         object,
         classification,

@@ -143,12 +143,10 @@ impl ObjectStore {
         tmp.as_file().sync_all().map_err(io_error(tmp.path()))?;
         let digest = Sha256Digest::from_bytes(hasher.finalize().into());
         let target = self.path_of(&digest);
-        match self.get(&digest) {
-            // The same bytes are there already: nothing changes.
-            Ok(_) => return Ok(StoredObject { digest, size }),
-            // Missing, or corrupt (then replaced by the verified bytes just written).
-            Err(ObjectStoreError::NotFound { .. } | ObjectStoreError::Corrupt { .. }) => {}
-            Err(other) => return Err(other),
+        // The same bytes there already: nothing changes. Missing, or corrupt: replaced by the
+        // bytes just written, which hash to the name. (Streamed: an object is never held whole.)
+        if self.stored_digest(&digest)? == Some(digest) {
+            return Ok(StoredObject { digest, size });
         }
         let parent = target.parent().expect("object paths have a parent");
         if !parent.exists() {
@@ -191,6 +189,31 @@ impl ObjectStore {
     /// Stores `bytes` (see [`ObjectStore::put_stream`]).
     pub fn put(&self, bytes: &[u8], limit: u64) -> Result<StoredObject, ObjectStoreError> {
         self.put_stream(bytes, limit)
+    }
+
+    /// What the stored object named `digest` hashes to now, reading it in chunks; `None` when
+    /// there is no such object.
+    pub fn stored_digest(
+        &self,
+        digest: &Sha256Digest,
+    ) -> Result<Option<Sha256Digest>, ObjectStoreError> {
+        let path = self.path_of(digest);
+        let mut file = match fs::File::open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(ObjectStoreError::Io { path, source }),
+        };
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            match file.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => hasher.update(&buffer[..read]),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(ObjectStoreError::Io { path, source }),
+            }
+        }
+        Ok(Some(Sha256Digest::from_bytes(hasher.finalize().into())))
     }
 
     /// The size of the stored object `digest`, or `None` when there is none (not re-hashed:

@@ -101,7 +101,9 @@ struct ExecuteReport<'a> {
 
 /// Runs `adamviz execute`; exits non-zero (after writing result.json) when the run failed.
 pub async fn run_execute(args: ExecuteArgs) -> anyhow::Result<()> {
-    let prepared = load_prepared(&args.file, &args.spec)?;
+    // Reading, snapshot and compilation are CPU work: off the async executor.
+    let (file, spec) = (args.file.clone(), args.spec.clone());
+    let prepared = tokio::task::spawn_blocking(move || load_prepared(&file, &spec)).await??;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let write = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {

@@ -88,10 +88,16 @@ fn describe(report: &AuditReport) -> String {
         report.artifact_problems.len()
     ));
     for problem in &report.artifact_problems {
+        let whose = if problem.name == "upload" {
+            "uploaded dataset".to_owned()
+        } else {
+            format!(
+                "artifact {} of revision {}",
+                problem.name, problem.revision_id
+            )
+        };
         text.push_str(&format!(
-            "  artifact {} of revision {} (object {}, {}): {}\n",
-            problem.name,
-            problem.revision_id,
+            "  {whose} (object {}, {}): {}\n",
             problem.digest,
             problem.path.display(),
             problem.detail

@@ -105,13 +105,21 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
             );
         }
     }
-    std::fs::create_dir_all(&args.data_dir)
-        .with_context(|| format!("cannot create {}", args.data_dir.display()))?;
-    let database = Database::open_in(&args.data_dir)?;
-    let objects = ObjectStore::open(&args.data_dir)?;
     let mut runner_config = RunnerConfig::new();
     runner_config.isolation = args.isolation;
-    crate::service::startup::remove_leftovers(&objects, &runner_config.work_root)?;
+    // Opening the database (migrations) and the start-up clean-up are blocking work.
+    let (database, objects) = {
+        let (data_dir, work_root) = (args.data_dir.clone(), runner_config.work_root.clone());
+        tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+            std::fs::create_dir_all(&data_dir)
+                .with_context(|| format!("cannot create {}", data_dir.display()))?;
+            let database = Database::open_in(&data_dir)?;
+            let objects = ObjectStore::open(&data_dir)?;
+            crate::service::startup::remove_leftovers(&objects, &work_root)?;
+            Ok((database, objects))
+        })
+        .await??
+    };
     warn_if_best_effort(args.isolation);
     let service = ExecutionService::new(
         database,

@@ -11,6 +11,13 @@
 --              accepted bundle); never deleted.
 --   uploads and specs are never deleted.
 
+-- The rules below (and those of migration 3) find a row's records by the ids inside them: these
+-- indexes make each lookup a search instead of a scan of the whole ledger.
+CREATE INDEX evidence_ledger_by_revision
+    ON evidence_ledger (json_extract(record, '$.revision_id'), kind);
+CREATE INDEX evidence_ledger_by_attempt
+    ON evidence_ledger (json_extract(record, '$.attempt_id'), kind);
+
 -- Who runs an attempt (host, pid and the process's start time) and until when it holds it:
 -- recovery ends only attempts whose owner is gone or whose lease has expired.
 ALTER TABLE attempts ADD COLUMN owner TEXT;
