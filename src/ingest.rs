@@ -117,10 +117,16 @@ pub enum FileReadError {
     Content(#[from] ReadError),
 }
 
-/// Detects the format and reads the dataset.
+/// Detects the format and reads the dataset (an XPORT table within the default budget:
+/// 8× the file or 4 GiB, whichever is less).
 pub fn read_dataset(bytes: &[u8]) -> Result<Table, ReadError> {
+    read_dataset_within(bytes, xpt::TableBudget::for_file(bytes.len()))
+}
+
+/// [`read_dataset`] with the memory an XPORT table may take set by the caller.
+pub fn read_dataset_within(bytes: &[u8], budget: xpt::TableBudget) -> Result<Table, ReadError> {
     match detect_format(bytes)? {
-        DetectedFormat::Xpt => Ok(xpt::read_xpt(bytes)?),
+        DetectedFormat::Xpt => Ok(xpt::read_xpt_within(bytes, budget)?),
         DetectedFormat::Csv => Ok(csv::read_csv(bytes)?),
     }
 }

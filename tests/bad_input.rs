@@ -115,7 +115,41 @@ fn cases() -> Vec<Case> {
         .chain((0..10_000).map(|i| format!("S{i},Arm {i},{i}\n")))
         .collect();
 
+    let too_many_columns: String = (0..32_768)
+        .map(|i| format!("C{i}"))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n"
+        + &"1,".repeat(32_767)
+        + "1\n";
+    let long_cell = format!("USUBJID,NOTE\nS1,{}\n", "x".repeat(32_768));
+    let long_record = format!("USUBJID,NOTE\nS1,ok\nS2,{}\n", "\"a\",".repeat(6 << 20));
+    let long_header = "A".repeat((16 << 20) + 1);
     vec![
+        case(
+            "more columns than adamviz reads",
+            too_many_columns.into_bytes(),
+            Expect::Error("the CSV header has 32768 columns; adamviz reads at most 32767"),
+        ),
+        case(
+            "a cell longer than SAS allows",
+            long_cell.into_bytes(),
+            Expect::Error("line 2, column \"NOTE\": a cell of 32768 bytes; adamviz reads cells of at most 32767 bytes"),
+        ),
+        Case {
+            name: "a record longer than 16 MiB",
+            bytes: long_record.into_bytes(),
+            classification: "synthetic",
+            limit: 64 << 20,
+            expect: Expect::Error("line 3 of the CSV file starts a record of more than 16777216 bytes; adamviz reads records of at most 16777216 bytes"),
+        },
+        Case {
+            name: "a header line longer than 16 MiB",
+            bytes: long_header.into_bytes(),
+            classification: "synthetic",
+            limit: 64 << 20,
+            expect: Expect::Error("line 1 of the CSV file starts a record of more than 16777216 bytes; adamviz reads records of at most 16777216 bytes"),
+        },
         case("empty file", b"".to_vec(), Expect::Error("the CSV file is empty")),
         case("byte-order mark only", b"\xEF\xBB\xBF".to_vec(), Expect::Error("the CSV file is empty")),
         case("blank lines only", b"\n\n  \n".to_vec(), Expect::Error("the CSV file is empty")),

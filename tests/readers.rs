@@ -286,3 +286,29 @@ proptest! {
         prop_assert_eq!(back, table);
     }
 }
+
+/// An XPORT file whose table would need more memory than the read may use is refused from its
+/// header, before the columns are allocated, with the figures in the message: the pilot's ADLBC
+/// (74,264 × 46 × 8 bytes ≈ 27.3 MB) under a 10 MB budget; under the default (8× the file) it
+/// reads.
+#[test]
+fn an_xpt_table_over_the_memory_budget_is_refused_before_allocating() {
+    let bytes = shared_data("adlbc.xpt");
+    let refused =
+        ingest::read_dataset_within(&bytes, ingest::xpt::TableBudget { bytes: 10_000_000 })
+            .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the SAS XPORT data set has 74264 observations of 46 variables: its table needs about 27329152 bytes, more than the 10000000 bytes a read may use (8× the file or 4 GiB, whichever is less, unless configured otherwise)"
+    );
+    assert_eq!(
+        ingest::xpt::TableBudget::for_file(bytes.len()).bytes,
+        8 * bytes.len() as u64
+    );
+    assert_eq!(
+        ingest::xpt::TableBudget::for_file(1 << 30).bytes,
+        4 << 30,
+        "4 GiB at most"
+    );
+    assert!(ingest::read_dataset(&bytes).is_ok());
+}

@@ -53,6 +53,34 @@ pub enum CsvError {
         /// 1-based position of the second.
         second: usize,
     },
+    /// More columns than adamviz reads.
+    #[error("the CSV header has {found} columns; adamviz reads at most {limit}")]
+    TooManyColumns {
+        /// Columns in the header.
+        found: usize,
+        /// The limit ([`MAX_COLUMNS`]).
+        limit: usize,
+    },
+    /// A record longer than adamviz reads.
+    #[error("line {line} of the CSV file starts a record of more than {limit} bytes; adamviz reads records of at most {limit} bytes")]
+    RecordTooLong {
+        /// 1-based line where the record starts.
+        line: usize,
+        /// The limit ([`MAX_RECORD_BYTES`]).
+        limit: usize,
+    },
+    /// A cell longer than adamviz reads.
+    #[error("line {line}, column {column:?}: a cell of {length} bytes; adamviz reads cells of at most {limit} bytes")]
+    CellTooLong {
+        /// 1-based line of the record.
+        line: usize,
+        /// Column name.
+        column: String,
+        /// The cell's length in bytes.
+        length: usize,
+        /// The limit ([`MAX_CELL_BYTES`]).
+        limit: usize,
+    },
     /// A row with a different number of fields than the header.
     #[error("line {line} of the CSV file has {found} fields, but the header has {expected}")]
     RaggedRow {
@@ -221,6 +249,16 @@ fn number_shape(cell: &[u8]) -> NumberShape {
 /// Files at least this large are read in two halves at once.
 pub const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
+/// The most columns a CSV file may have (SAS allows 32,767 variables in a data set of the
+/// transport formats adamviz reads; ADaM data sets have tens to hundreds).
+pub const MAX_COLUMNS: usize = 32_767;
+
+/// The longest record (header included), in bytes.
+pub const MAX_RECORD_BYTES: usize = 16 << 20;
+
+/// The longest cell, in bytes (SAS's longest character value is 32,767 bytes).
+pub const MAX_CELL_BYTES: usize = 32_767;
+
 /// Reads a CSV file into a table.
 pub fn read_csv(bytes: &[u8]) -> Result<Table, CsvError> {
     read_csv_with(bytes, PARALLEL_MIN_BYTES)
@@ -280,7 +318,14 @@ pub fn read_csv_tuned(bytes: &[u8], tuning: CsvTuning) -> Result<Table, CsvError
 
 /// Reads the CSV text `body` (after the byte-order mark).
 fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
-    // 2. The header row.
+    // 2. The header row (no longer than a record may be).
+    let first_line = memchr::memchr(b'\n', &body[..body.len().min(MAX_RECORD_BYTES + 1)]);
+    if first_line.is_none() && body.len() > MAX_RECORD_BYTES {
+        return Err(CsvError::RecordTooLong {
+            line: 1,
+            limit: MAX_RECORD_BYTES,
+        });
+    }
     let mut header_reader = ::csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -294,26 +339,35 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         .iter()
         .map(str::to_owned)
         .collect();
+    if header.len() > MAX_COLUMNS {
+        return Err(CsvError::TooManyColumns {
+            found: header.len(),
+            limit: MAX_COLUMNS,
+        });
+    }
+    // Each name is looked up once in a map of the names before it: linear in the header.
+    let mut seen: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
     for (index, name) in header.iter().enumerate() {
         if name.trim().is_empty() {
             return Err(CsvError::EmptyColumnName {
                 position: index + 1,
             });
         }
-        if let Some(first) = header[..index].iter().position(|other| other == name) {
+        if let Some(&first) = seen.get(name.as_str()) {
             return Err(CsvError::DuplicateColumnName {
                 name: name.clone(),
                 first: first + 1,
                 second: index + 1,
             });
         }
+        seen.insert(name, index);
     }
     // 3. The records. Every cell is interned as text first: a column's distinct values are
     // then typed once each, instead of parsing every cell as a number.
     // Where the header record ends (the reader skips blank lines before it): a split of the
     // file must come after it.
     let header_end = header_reader.position().byte() as usize;
-    let (first, second) = read_records(body, header.len(), header_end, tuning)?;
+    let (first, second) = read_records(body, &header, header_end, tuning)?;
     let row_count = first.first().map_or(0, ColumnCells::len)
         + second
             .as_ref()
@@ -371,10 +425,11 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
 /// Both halves of a column come back in the same form (text or numbers).
 fn read_records(
     body: &[u8],
-    width: usize,
+    names: &[String],
     header_end: usize,
     tuning: CsvTuning,
 ) -> Result<(Vec<ColumnCells>, Option<Vec<ColumnCells>>), CsvError> {
+    let width = names.len();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let split = if body.len() >= tuning.parallel_min_bytes && cores > 1 {
         record_start_near_middle(body, header_end)
@@ -389,6 +444,7 @@ fn read_records(
                 0..body.len(),
                 body.len(),
                 header_end,
+                names,
                 &mut text_only,
             )?,
             None,
@@ -399,13 +455,21 @@ fn read_records(
     let (first, second) = std::thread::scope(|scope| {
         let first_text = &mut first_text;
         let first = scope.spawn(move || {
-            read_chunk_as_text_where_needed(body, 0..split, body.len(), header_end, first_text)
+            read_chunk_as_text_where_needed(
+                body,
+                0..split,
+                body.len(),
+                header_end,
+                names,
+                first_text,
+            )
         });
         let second = read_chunk_as_text_where_needed(
             body,
             split..body.len(),
             body.len() - split,
             header_end,
+            names,
             &mut second_text,
         );
         (
@@ -452,6 +516,7 @@ fn read_records(
             0..split,
             body.len(),
             header_end,
+            names,
             &mut first_text,
         )?;
         second = read_chunk_as_text_where_needed(
@@ -459,25 +524,50 @@ fn read_records(
             split..body.len(),
             body.len() - split,
             header_end,
+            names,
             &mut second_text,
         )?;
     }
     Ok((first, Some(second)))
 }
 
-/// [`read_chunk`], read again with a column as text each time a column read as numbers meets a
+/// [`read_chunk`], read again (once) with every column as text that, read as numbers, met a
 /// cell that is not a number; `text_only` ends up marking those columns.
+///
+/// One pass finds every such column (a column that fails stops taking cells, the others go
+/// on), and the columns that did not fail read the same cells the same way the second time, so
+/// a chunk is read at most twice however many columns change form.
 fn read_chunk_as_text_where_needed(
     body: &[u8],
     range: std::ops::Range<usize>,
     room_bytes: usize,
     header_end: usize,
+    names: &[String],
     text_only: &mut [bool],
 ) -> Result<Vec<ColumnCells>, CsvError> {
+    let mut passes = 0;
     loop {
+        passes += 1;
         match read_chunk(body, range.clone(), room_bytes, header_end, text_only) {
             Ok(cells) => return Ok(cells),
-            Err(ChunkError::NotANumber { column }) => text_only[column] = true,
+            Err(ChunkError::NotNumbers { columns }) => {
+                debug_assert_eq!(passes, 1, "a chunk is read at most twice");
+                for column in columns {
+                    text_only[column] = true;
+                }
+            }
+            Err(ChunkError::CellTooLong {
+                line,
+                column,
+                length,
+            }) => {
+                return Err(CsvError::CellTooLong {
+                    line,
+                    column: names[column].clone(),
+                    length,
+                    limit: MAX_CELL_BYTES,
+                })
+            }
             Err(ChunkError::Csv(error)) => return Err(error),
         }
     }
@@ -530,10 +620,19 @@ const SAMPLE_RECORDS: usize = 256;
 enum ChunkError {
     /// The file is wrong.
     Csv(CsvError),
-    /// A column read as numbers met a cell that is not a number: read it as text.
-    NotANumber {
-        /// The column.
+    /// Columns read as numbers met cells that are not numbers: read them as text.
+    NotNumbers {
+        /// The columns, in order.
+        columns: Vec<usize>,
+    },
+    /// A cell longer than [`MAX_CELL_BYTES`].
+    CellTooLong {
+        /// 1-based line of its record.
+        line: usize,
+        /// Its column.
         column: usize,
+        /// Its length.
+        length: usize,
     },
 }
 
@@ -543,9 +642,12 @@ impl From<CsvError> for ChunkError {
     }
 }
 
-/// Appends one field to its column; a row wider than the header only counts its fields.
+/// Appends one field to its column; a row wider than the header only counts its fields. A
+/// column read as numbers that meets a cell that is not a number is marked in `failed` and
+/// takes no more cells (the chunk is read again with it as text).
 fn push_field(
     cells: &mut [ColumnCells],
+    failed: &mut [bool],
     column: usize,
     field: &[u8],
     body: &[u8],
@@ -554,17 +656,30 @@ fn push_field(
     let Some(cell) = cells.get_mut(column) else {
         return Ok(());
     };
+    if field.len() > MAX_CELL_BYTES {
+        return Err(ChunkError::CellTooLong {
+            line: record_line(body, record_start),
+            column,
+            length: field.len(),
+        });
+    }
+    if failed[column] {
+        return Ok(());
+    }
     if field.is_empty() {
         cell.push_missing();
         return Ok(());
     }
-    cell.push(field).map_err(|error| match error {
+    cell.push(field).or_else(|error| match error {
         // `read_csv` turns this into the precise UTF-8 error.
-        PushError::NotUtf8 => ChunkError::Csv(CsvError::Syntax {
+        PushError::NotUtf8 => Err(ChunkError::Csv(CsvError::Syntax {
             line: record_line(body, record_start),
             detail: "a field is not UTF-8".to_owned(),
-        }),
-        PushError::NotANumber => ChunkError::NotANumber { column },
+        })),
+        PushError::NotANumber => {
+            failed[column] = true;
+            Ok(())
+        }
     })
 }
 
@@ -698,10 +813,13 @@ fn read_chunk(
     header_end: usize,
     text_only: &[bool],
 ) -> Result<Vec<ColumnCells>, ChunkError> {
+    #[cfg(test)]
+    re_read_tests::CHUNK_READS.with(|reads| reads.set(reads.get() + 1));
     let width = text_only.len();
     let begin = range.start.max(header_end);
     let end = range.end;
     let mut cells: Vec<ColumnCells> = (0..width).map(|_| ColumnCells::default()).collect();
+    let mut failed = vec![false; width];
     let mut core = csv_core::Reader::new();
     let mut output = vec![0u8; 4096];
     let mut ends = vec![0usize; width.max(1) + 1];
@@ -723,6 +841,12 @@ fn read_chunk(
         }
         let rest = &body[at..end];
         let line_length = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        if line_length > MAX_RECORD_BYTES {
+            return Err(ChunkError::Csv(CsvError::RecordTooLong {
+                line: record_line(body, at),
+                limit: MAX_RECORD_BYTES,
+            }));
+        }
         let line = &rest[..line_length];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         // Nearly every line has neither quotes nor carriage returns: one scan finds out.
@@ -737,24 +861,44 @@ fn read_chunk(
             let mut column = 0;
             let mut field_start = 0;
             for_each_comma(line, |comma| {
-                push_field(&mut cells, column, &line[field_start..comma], body, at)?;
+                push_field(
+                    &mut cells,
+                    &mut failed,
+                    column,
+                    &line[field_start..comma],
+                    body,
+                    at,
+                )?;
                 column += 1;
                 field_start = comma + 1;
                 Ok::<(), ChunkError>(())
             })?;
-            push_field(&mut cells, column, &line[field_start..], body, at)?;
+            push_field(
+                &mut cells,
+                &mut failed,
+                column,
+                &line[field_start..],
+                body,
+                at,
+            )?;
             let record_start = at;
             at += line_length + 1;
             (record_start, column + 1)
         } else if simple_quotes {
             for (column, &(from, to)) in spans.iter().enumerate() {
-                push_field(&mut cells, column, &line[from..to], body, at)?;
+                push_field(&mut cells, &mut failed, column, &line[from..to], body, at)?;
             }
             let record_start = at;
             at += line_length + 1;
             (record_start, spans.len())
         } else {
             let (consumed, count) = read_one_record(&mut core, rest, &mut output, &mut ends);
+            if consumed > MAX_RECORD_BYTES {
+                return Err(ChunkError::Csv(CsvError::RecordTooLong {
+                    line: record_line(body, at),
+                    limit: MAX_RECORD_BYTES,
+                }));
+            }
             let record_start = at;
             at += consumed.max(1);
             if count == 0 {
@@ -764,6 +908,7 @@ fn read_chunk(
             for (column, &field_end) in ends[..count].iter().enumerate() {
                 push_field(
                     &mut cells,
+                    &mut failed,
                     column,
                     &output[field_start..field_end],
                     body,
@@ -781,6 +926,10 @@ fn read_chunk(
                 found: found.1,
             }));
         }
+    }
+    if failed.contains(&true) {
+        let columns = (0..width).filter(|&column| failed[column]).collect();
+        return Err(ChunkError::NotNumbers { columns });
     }
     Ok(cells)
 }
@@ -1038,5 +1187,53 @@ mod number_shape_tests {
             let (fast, reference) = (number_shape(cell.as_bytes()), number_shape_reference(&cell));
             prop_assert!(same(&fast, &reference), "{:?}", cell);
         }
+    }
+}
+
+#[cfg(test)]
+mod re_read_tests {
+    use super::*;
+
+    thread_local! {
+        /// Chunk reads on this thread (the regression test below counts them).
+        pub(super) static CHUNK_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Before: each column read as numbers that met text sent the whole chunk back to be read
+    /// again, one column at a time: 200 such columns meant 201 reads of the file. Now one pass
+    /// finds them all: two reads.
+    #[test]
+    fn columns_that_change_form_cost_one_re_read_in_all() {
+        let columns = 200;
+        let mut text = (0..columns)
+            .map(|c| format!("C{c}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        text.push('\n');
+        for row in 0..400 {
+            let cells: Vec<String> = (0..columns)
+                .map(|c| format!("{}.{row}", c * 1000 + row))
+                .collect();
+            text.push_str(&cells.join(","));
+            text.push('\n');
+        }
+        text.push_str(&vec!["text"; columns].join(","));
+        text.push('\n');
+        CHUNK_READS.with(|reads| reads.set(0));
+        let table = read_csv_with(text.as_bytes(), usize::MAX).unwrap();
+        assert_eq!(CHUNK_READS.with(|reads| reads.get()), 2);
+        assert!(table
+            .columns
+            .iter()
+            .all(|column| matches!(column.data, ColumnData::Character(_))));
+        let interned = read_csv_tuned(
+            text.as_bytes(),
+            CsvTuning {
+                parallel_min_bytes: usize::MAX,
+                numbers_directly: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(table, interned);
     }
 }

@@ -764,19 +764,24 @@ fn low_n_warnings(
     }
 }
 
-/// Packs a tuple of codes, each below its dimension, into one index.
-fn pack<const N: usize>(dims: &[u64; N], tuple: [u32; N]) -> u64 {
-    tuple
-        .iter()
-        .zip(dims)
-        .fold(0, |index, (&value, &dim)| index * dim + u64::from(value))
+/// Packs a tuple of codes, each below its dimension, into one index. The key is 128 bits wide:
+/// each code is below 2^32, so up to four of them always fit (a 64-bit key overflowed once four
+/// dimensions had some 70,000 levels between them, and tuples collided silently).
+fn pack<const N: usize>(dims: &[u64; N], tuple: [u32; N]) -> u128 {
+    const { assert!(N <= 4, "four 32-bit codes fill a 128-bit key") };
+    tuple.iter().zip(dims).fold(0u128, |index, (&value, &dim)| {
+        index
+            .checked_mul(u128::from(dim))
+            .and_then(|scaled| scaled.checked_add(u128::from(value)))
+            .expect("four codes below 2^32 fit in 128 bits")
+    })
 }
 
-fn unpack<const N: usize>(dims: &[u64; N], mut index: u64) -> [u32; N] {
+fn unpack<const N: usize>(dims: &[u64; N], mut index: u128) -> [u32; N] {
     let mut tuple = [0; N];
     for (slot, &dim) in tuple.iter_mut().zip(dims).rev() {
-        *slot = (index % dim) as u32;
-        index /= dim;
+        *slot = (index % u128::from(dim)) as u32;
+        index /= u128::from(dim);
     }
     tuple
 }
@@ -795,7 +800,7 @@ fn dims_of<const N: usize>(dims: [usize; N]) -> ([u64; N], u64) {
 struct TupleSet<const N: usize> {
     dims: [u64; N],
     dense: Option<Vec<u64>>,
-    sparse: FxHashSet<u64>,
+    sparse: FxHashSet<u128>,
 }
 
 impl<const N: usize> TupleSet<N> {
@@ -828,7 +833,7 @@ impl<const N: usize> TupleSet<N> {
                         let base = word_index as u64 * 64;
                         (0..64)
                             .filter(move |bit| word & (1 << bit) != 0)
-                            .map(move |bit| unpack(&self.dims, base + bit))
+                            .map(move |bit| unpack(&self.dims, u128::from(base + bit)))
                     }),
             ),
             None => Box::new(self.sparse.iter().map(|&index| unpack(&self.dims, index))),
@@ -840,7 +845,7 @@ impl<const N: usize> TupleSet<N> {
 struct TupleCounts<const N: usize> {
     dims: [u64; N],
     dense: Option<Vec<u32>>,
-    sparse: FxHashMap<u64, usize>,
+    sparse: FxHashMap<u128, usize>,
 }
 
 impl<const N: usize> TupleCounts<N> {
@@ -869,7 +874,7 @@ impl<const N: usize> TupleCounts<N> {
                     .iter()
                     .enumerate()
                     .filter(|(_, &n)| n > 0)
-                    .map(|(index, &n)| (unpack(&self.dims, index as u64), n as usize)),
+                    .map(|(index, &n)| (unpack(&self.dims, index as u128), n as usize)),
             ),
             None => Box::new(
                 self.sparse
@@ -883,6 +888,58 @@ impl<const N: usize> TupleCounts<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Before: the four-dimension key of (parameter, treatment, visit, subject) was packed into
+    /// 64 bits; with some 70,000 levels in each dimension the index overflowed (a panic in a
+    /// debug build, colliding tuples and wrong subject counts in a release build).
+    #[test]
+    fn seventy_thousand_distinct_combinations_give_correct_warnings() {
+        let n = 70_000;
+        let mut text = String::from("USUBJID,TRTA,AVISIT,AVISITN,PARAMCD,PARAM,AVAL\n");
+        for i in 0..n {
+            text.push_str(&format!("S{i},T{i},V{i},{i},P{i},Parameter {i},{i}\n"));
+        }
+        // One subject × visit × parameter with a second record.
+        text.push_str("S7,T7,V7,7,P7,Parameter 7,8\n");
+        let table = crate::ingest::csv::read_csv(text.as_bytes()).unwrap();
+        let profile = profile_table(&table, Sha256Digest::from_bytes([1; 32]), 3);
+        let several: Vec<_> = profile
+            .warnings
+            .iter()
+            .filter_map(|w| match w {
+                ProfileWarning::SeveralRecordsPerSubjectVisit {
+                    parameter,
+                    combinations,
+                    examples,
+                } => Some((parameter.as_str(), *combinations, examples.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            several,
+            vec![("P7", 1, vec!["S7 / V7 (2 records)".to_owned()])]
+        );
+        let low: Vec<(&str, usize, &[String])> = profile
+            .warnings
+            .iter()
+            .filter_map(|w| match w {
+                ProfileWarning::LowNCells {
+                    parameter,
+                    cells,
+                    examples,
+                    ..
+                } => Some((parameter.as_str(), *cells, examples.as_slice())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(low.len(), n, "one low-N warning per parameter");
+        for (parameter, cells, examples) in low {
+            let i = &parameter[1..];
+            assert_eq!(cells, 1, "{parameter}");
+            // Each cell has exactly its one subject (the duplicate record counts once).
+            assert_eq!(examples, [format!("T{i} / V{i}: 1")], "{parameter}");
+        }
+    }
 
     #[test]
     fn tuple_sets_and_counts_agree_dense_or_sparse() {

@@ -26,6 +26,18 @@ const OBS_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******OBS     HEADER RECORD!!!!
 /// Why an XPORT file could not be read. Offsets are byte offsets from the start of the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum XptError {
+    /// The table would need more memory than the read may use; nothing was allocated.
+    #[error("the SAS XPORT data set has {rows} observations of {variables} variables: its table needs about {needed_bytes} bytes, more than the {budget_bytes} bytes a read may use (8× the file or 4 GiB, whichever is less, unless configured otherwise)")]
+    TableTooLarge {
+        /// Observations, from the file's length and the observation length.
+        rows: usize,
+        /// Variables, from the member header.
+        variables: usize,
+        /// rows × variables × 8.
+        needed_bytes: u64,
+        /// The budget.
+        budget_bytes: u64,
+    },
     /// The first record is not the XPORT v5 library header.
     #[error("not a SAS XPORT v5 file: the first 80 bytes are not the library header record")]
     NotXport,
@@ -143,8 +155,31 @@ struct Variable {
     position: usize,
 }
 
-/// Reads the one dataset of an XPORT v5 file.
+/// How much memory a read may build its table in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableBudget {
+    /// Bytes; a table of rows × variables × 8 bytes above it is refused before anything is
+    /// allocated.
+    pub bytes: u64,
+}
+
+impl TableBudget {
+    /// The default for a file of `file_len` bytes: 8× the file or 4 GiB, whichever is less.
+    pub fn for_file(file_len: usize) -> Self {
+        Self {
+            bytes: (file_len as u64).saturating_mul(8).min(4 << 30),
+        }
+    }
+}
+
+/// Reads the one dataset of an XPORT v5 file, within the default [`TableBudget`].
 pub fn read_xpt(bytes: &[u8]) -> Result<Table, XptError> {
+    read_xpt_within(bytes, TableBudget::for_file(bytes.len()))
+}
+
+/// Reads the one dataset of an XPORT v5 file; a table larger than `budget` is refused before
+/// its columns are allocated.
+pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptError> {
     // 1. Library header: identifies the format (v8 is refused by name).
     if bytes.len() < RECORD || &bytes[..RECORD] != LIBRARY_HEADER {
         if bytes.starts_with(LIBRARY_HEADER_V8) {
@@ -272,6 +307,17 @@ pub fn read_xpt(bytes: &[u8]) -> Result<Table, XptError> {
     }
     let data = &bytes[data_start..];
     let row_count = observation_count(data, row_length)?;
+    let needed_bytes = (row_count as u64)
+        .saturating_mul(variables.len() as u64)
+        .saturating_mul(8);
+    if needed_bytes > budget.bytes {
+        return Err(XptError::TableTooLarge {
+            rows: row_count,
+            variables: variables.len(),
+            needed_bytes,
+            budget_bytes: budget.bytes,
+        });
+    }
 
     // 7. Decode every value of every variable.
     let columns = decode_columns(data, row_length, row_count, variables);
