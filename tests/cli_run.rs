@@ -25,22 +25,28 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+/// Drafts and confirms the ALT spec for `data` with the CLI; the spec file's path.
+fn confirmed_alt_spec(dir: &std::path::Path, data: &str) -> std::path::PathBuf {
+    let draft = adamviz(
+        &["spec", "draft", data, "--question", "ALT over time by arm"],
+        dir,
+    );
+    let draft_path = dir.join("draft.json");
+    std::fs::write(&draft_path, stdout(&draft)).unwrap();
+    let confirmed = adamviz(
+        &["spec", "confirm", data, draft_path.to_str().unwrap()],
+        dir,
+    );
+    let spec_path = dir.join("spec.json");
+    std::fs::write(&spec_path, stdout(&confirmed)).unwrap();
+    spec_path
+}
+
 #[test]
 fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let data = "../shared/data/adlbc.xpt";
-    let draft = adamviz(
-        &["spec", "draft", data, "--question", "ALT over time by arm"],
-        dir.path(),
-    );
-    let draft_path = dir.path().join("draft.json");
-    std::fs::write(&draft_path, stdout(&draft)).unwrap();
-    let confirmed = adamviz(
-        &["spec", "confirm", data, draft_path.to_str().unwrap()],
-        dir.path(),
-    );
-    let spec_path = dir.path().join("spec.json");
-    std::fs::write(&spec_path, stdout(&confirmed)).unwrap();
+    let spec_path = confirmed_alt_spec(dir.path(), data);
 
     let run = stdout(&adamviz(
         &[
@@ -147,18 +153,7 @@ fn two_runs_and_a_server_on_one_data_directory_do_not_fail_each_others_attempts(
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let data = "../shared/data/adlbc.xpt";
-    let draft = adamviz(
-        &["spec", "draft", data, "--question", "ALT over time by arm"],
-        dir.path(),
-    );
-    let draft_path = dir.path().join("draft.json");
-    std::fs::write(&draft_path, stdout(&draft)).unwrap();
-    let confirmed = adamviz(
-        &["spec", "confirm", data, draft_path.to_str().unwrap()],
-        dir.path(),
-    );
-    let spec_path = dir.path().join("spec.json");
-    std::fs::write(&spec_path, stdout(&confirmed)).unwrap();
+    let spec_path = confirmed_alt_spec(dir.path(), data);
     let spawn = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_adamviz"))
             .args(args)

@@ -5,37 +5,16 @@
 #[path = "support/r_fixtures.rs"]
 mod r_fixtures;
 
-use std::{path::Path, sync::Arc, time::Instant};
+use std::{path::Path, time::Instant};
 
 use adamviz::{
-    compiler::ImageSize,
     domain::{
         digest::Sha256Digest,
         spec::{LowNAction, YScale},
     },
-    ingest::snapshot::snapshot_hash,
-    runner::{RunFailure, RunRequest, RunResult, RunStatus, Runner, RunnerConfig},
+    runner::{RunFailure, RunResult, RunStatus, Runner},
 };
 use r_fixtures::*;
-use sha2::{Digest, Sha256};
-
-/// A request that runs `script` (R code the harness sources) on a small snapshot.
-fn script_request(script: &str) -> RunRequest {
-    let snapshot = snapshot_from(&SpecTexts::plain());
-    let hash = snapshot_hash(&snapshot);
-    RunRequest {
-        script: script.as_bytes().to_vec(),
-        expected_script_hash: Sha256Digest::from_bytes(Sha256::digest(script.as_bytes()).into()),
-        snapshot: Arc::new(snapshot),
-        expected_snapshot_hash: hash,
-        image: ImageSize::default(),
-    }
-}
-
-fn run_with(config: RunnerConfig, request: RunRequest) -> RunResult {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async { Runner::new(config).run(request).await })
-}
 
 /// Live processes whose real uid is `uid`, from /proc. A zombie has exited already (the run's
 /// init, killed with the supervisor, waits there to be reaped by whoever inherited it).

@@ -12,38 +12,18 @@ mod r_fixtures;
 use std::{
     os::unix::fs::PermissionsExt,
     path::{Path, PathBuf},
-    sync::Arc,
     time::{Duration, Instant},
 };
 
 use adamviz::{
-    compiler::ImageSize,
     domain::{
         digest::Sha256Digest,
         spec::{LowNAction, YScale},
     },
-    ingest::snapshot::snapshot_hash,
-    runner::{sandbox, RunFailure, RunRequest, RunResult, RunStatus, Runner, RunnerConfig},
+    runner::{sandbox, RunFailure, RunResult, RunStatus},
 };
 use r_fixtures::*;
 use sha2::{Digest, Sha256};
-
-fn script_request(script: &str) -> RunRequest {
-    let snapshot = snapshot_from(&SpecTexts::plain());
-    let hash = snapshot_hash(&snapshot);
-    RunRequest {
-        script: script.as_bytes().to_vec(),
-        expected_script_hash: Sha256Digest::from_bytes(Sha256::digest(script.as_bytes()).into()),
-        snapshot: Arc::new(snapshot),
-        expected_snapshot_hash: hash,
-        image: ImageSize::default(),
-    }
-}
-
-fn run_with(config: RunnerConfig, request: RunRequest) -> RunResult {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async { Runner::new(config).run(request).await })
-}
 
 /// A directory everyone may enter and read: as root each run has its own uid, and the
 /// stand-in Rscript or the files under test must be reachable by it, so that only the sandbox

@@ -4,30 +4,15 @@
 //! And the verify itself changes nothing: it opens the database read-only.
 #![cfg(feature = "ssr")]
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{adamviz, ok};
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::Command,
     sync::OnceLock,
 };
-
-fn adamviz(args: &[&str], data: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adamviz"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("ADAMVIZ_DATA_DIR", data)
-        .output()
-        .unwrap()
-}
-
-fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// One governed run of the pilot's ALT (Verified), shared by the tests; each test works on a
 /// copy of its data directory.

@@ -50,6 +50,13 @@ fn pilot() -> Pilot {
     }
 }
 
+/// The pilot's ALT spec, as proposed and confirmed.
+fn alt_spec(pilot: &Pilot) -> adamviz::domain::spec::PlotSpec {
+    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
+    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap()
+}
+
 fn service(dir: &std::path::Path) -> ExecutionService {
     service_with(dir, test_config(&dir.join("runs")))
 }
@@ -273,9 +280,7 @@ fn a_runner_timeout_fails_the_attempt_and_a_retry_succeeds() {
     hurried.limits.wall_clock_ms = 50;
     let impatient = service_with(dir.path(), hurried);
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
-    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
-    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    let spec = alt_spec(&pilot);
     runtime.block_on(async {
         let made = impatient
             .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
@@ -327,9 +332,7 @@ fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let service = service(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
-    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
-    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    let spec = alt_spec(&pilot);
     runtime.block_on(async {
         let made = service
             .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
@@ -384,9 +387,7 @@ fn a_refused_completion_keeps_the_passing_verification_record() {
     let dir = tempfile::tempdir().unwrap();
     let service = service(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
-    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
-    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    let spec = alt_spec(&pilot);
     service
         .database()
         .connection()
@@ -463,9 +464,7 @@ fn a_dataset_whose_raw_bytes_are_not_stored_is_not_materialized() {
         objects,
         Arc::new(Runner::new(test_config(&dir.path().join("runs")))),
     );
-    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
-    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
-    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    let spec = alt_spec(&pilot);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let refused = runtime
         .block_on(service.materialize(&spec, Arc::clone(&pilot.table), &pilot.upload))
@@ -491,9 +490,7 @@ fn an_error_after_the_attempt_started_ends_the_attempt() {
     let dir = tempfile::tempdir().unwrap();
     let service = service(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
-    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
-    let spec = confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap();
+    let spec = alt_spec(&pilot);
     runtime.block_on(async {
         let made = service
             .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)

@@ -4,33 +4,17 @@
 //! the edit (caught by the schema check on read).
 #![cfg(feature = "ssr")]
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{adamviz, ok};
 use std::{
     os::unix::fs::PermissionsExt as _,
     path::{Path, PathBuf},
-    process::{Command, Output},
 };
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-fn adamviz(args: &[&str], data: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adamviz"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("ADAMVIZ_DATA_DIR", data)
-        .output()
-        .unwrap()
-}
-
-fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// `adamviz ledger verify`, which must fail: its stdout.
 fn verify_fails(data: &Path) -> String {

@@ -20,7 +20,7 @@ use adamviz::{
         read_dataset,
         snapshot::{snapshot_hash, ColumnClass, Snapshot, SnapshotColumn, SnapshotValue},
     },
-    runner::{RunRequest, RunnerConfig},
+    runner::{RunRequest, RunResult, Runner, RunnerConfig},
     service::prepare::{prepare_execution, PreparedExecution},
 };
 use sha2::{Digest, Sha256};
@@ -192,4 +192,23 @@ pub fn rscript(code: &str, args: &[&std::path::Path]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// A request that runs `script` (R code the harness sources) on a small snapshot.
+pub fn script_request(script: &str) -> RunRequest {
+    let snapshot = snapshot_from(&SpecTexts::plain());
+    let hash = snapshot_hash(&snapshot);
+    RunRequest {
+        script: script.as_bytes().to_vec(),
+        expected_script_hash: Sha256Digest::from_bytes(Sha256::digest(script.as_bytes()).into()),
+        snapshot: Arc::new(snapshot),
+        expected_snapshot_hash: hash,
+        image: ImageSize::default(),
+    }
+}
+
+/// Runs `request` on a runner with `config`, in a runtime of its own.
+pub fn run_with(config: RunnerConfig, request: RunRequest) -> RunResult {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async { Runner::new(config).run(request).await })
 }
