@@ -1,0 +1,303 @@
+//! The profile's reviewer warnings about visits, records and cells: padded visit labels and
+//! visits without an order number, several records per subject and visit, a flag filter that
+//! would drop baseline, and treatment × visit cells under the low-N threshold.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashSet;
+
+use super::{
+    numeric_column, text_column,
+    tuples::{TupleCounts, TupleSet},
+    TrimmedLabels, BASELINE_FLAG,
+};
+use crate::{
+    domain::profile::{CandidateRoles, ProfileWarning, EXAMPLE_CAP},
+    ingest::table::{Table, TextValues},
+};
+
+pub(super) fn visit_warnings(
+    table: &Table,
+    roles: &CandidateRoles,
+    warnings: &mut Vec<ProfileWarning>,
+) {
+    for visit in &roles.visit {
+        let Some(labels) = text_column(table, &visit.label) else {
+            continue;
+        };
+        let padded_codes: Vec<bool> = std::iter::once(false)
+            .chain(labels.levels().iter().map(|l| l.trim() != &**l))
+            .collect();
+        let padded_records = labels
+            .codes()
+            .iter()
+            .filter(|&&code| padded_codes[code as usize])
+            .count();
+        if padded_records > 0 {
+            let examples: BTreeSet<String> = labels
+                .levels()
+                .iter()
+                .filter(|l| l.trim() != &***l)
+                .map(|l| format!("{l:?}"))
+                .collect();
+            warnings.push(ProfileWarning::PaddedVisitLabels {
+                column: visit.label.clone(),
+                records: padded_records,
+                examples: examples.into_iter().take(EXAMPLE_CAP).collect(),
+            });
+        }
+        let Some(order_name) = &visit.order else {
+            continue;
+        };
+        let Some(orders) = numeric_column(table, order_name) else {
+            continue;
+        };
+        let trimmed = TrimmedLabels::new(labels);
+        let mut without_order = 0;
+        let mut without_order_groups: FxHashSet<u32> = FxHashSet::default();
+        let mut label_order_pairs: FxHashSet<(u32, u64)> = FxHashSet::default();
+        let mut previous_pair = None;
+        for (row, &code) in labels.codes().iter().enumerate() {
+            let Some(group) = trimmed.group(code) else {
+                continue;
+            };
+            match orders.value(row) {
+                None => {
+                    without_order += 1;
+                    without_order_groups.insert(group);
+                }
+                Some(order) => {
+                    let pair = (group, order.to_bits());
+                    if previous_pair != Some(pair) {
+                        label_order_pairs.insert(pair);
+                        previous_pair = Some(pair);
+                    }
+                }
+            }
+        }
+        if without_order > 0 {
+            let examples: BTreeSet<&str> = without_order_groups
+                .iter()
+                .map(|&g| trimmed.labels[g as usize])
+                .collect();
+            warnings.push(ProfileWarning::VisitsWithoutOrder {
+                column: visit.label.clone(),
+                order_column: order_name.clone(),
+                records: without_order,
+                examples: examples
+                    .into_iter()
+                    .take(EXAMPLE_CAP)
+                    .map(str::to_owned)
+                    .collect(),
+            });
+        }
+        let mut orders_by_label: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
+        let mut labels_by_order: BTreeMap<u64, BTreeSet<&str>> = BTreeMap::new();
+        for &(group, order) in &label_order_pairs {
+            let label = trimmed.labels[group as usize];
+            orders_by_label.entry(label).or_default().insert(order);
+            labels_by_order.entry(order).or_default().insert(label);
+        }
+        for (label, orders) in orders_by_label {
+            if orders.len() > 1 {
+                let mut orders: Vec<f64> = orders.into_iter().map(f64::from_bits).collect();
+                orders.sort_by(f64::total_cmp);
+                warnings.push(ProfileWarning::VisitLabelWithSeveralOrders {
+                    column: visit.label.clone(),
+                    label: label.to_owned(),
+                    orders,
+                });
+            }
+        }
+        let mut several: Vec<(f64, BTreeSet<&str>)> = labels_by_order
+            .into_iter()
+            .filter(|(_, labels)| labels.len() > 1)
+            .map(|(order, labels)| (f64::from_bits(order), labels))
+            .collect();
+        several.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (order, labels) in several {
+            warnings.push(ProfileWarning::OrderWithSeveralVisitLabels {
+                order_column: order_name.clone(),
+                order,
+                labels: labels.into_iter().map(str::to_owned).collect(),
+            });
+        }
+    }
+}
+
+/// The text columns that key a record: parameter code, subject, visit label (trimmed).
+struct RecordKeys<'a> {
+    codes: &'a TextValues,
+    subjects: &'a TextValues,
+    visits: &'a TextValues,
+    visit_groups: TrimmedLabels<'a>,
+}
+
+impl RecordKeys<'_> {
+    /// Parameter code, subject code and visit group of `row`, when none is missing.
+    fn of(&self, row: usize) -> Option<(u32, u32, u32)> {
+        let (code, subject) = (self.codes.code(row), self.subjects.code(row));
+        let visit = self.visit_groups.group(self.visits.code(row))?;
+        (code != 0 && subject != 0).then_some((code, subject, visit))
+    }
+
+    /// Sizes of the code spaces of (parameter, subject, visit group).
+    fn dims(&self) -> [usize; 3] {
+        [
+            self.codes.levels().len() + 1,
+            self.subjects.levels().len() + 1,
+            self.visit_groups.labels.len(),
+        ]
+    }
+
+    fn code(&self, code: u32) -> &str {
+        self.codes.level(code).unwrap_or_default()
+    }
+
+    fn subject(&self, subject: u32) -> &str {
+        self.subjects.level(subject).unwrap_or_default()
+    }
+
+    fn visit(&self, group: u32) -> &str {
+        self.visit_groups.labels[group as usize]
+    }
+}
+
+fn record_keys<'a>(table: &'a Table, roles: &CandidateRoles) -> Option<RecordKeys<'a>> {
+    let visits = text_column(table, &roles.visit.first()?.label)?;
+    Some(RecordKeys {
+        codes: text_column(table, roles.parameter_code.first()?)?,
+        subjects: text_column(table, roles.subject.first()?)?,
+        visits,
+        visit_groups: TrimmedLabels::new(visits),
+    })
+}
+
+pub(super) fn duplicate_record_warnings(
+    table: &Table,
+    roles: &CandidateRoles,
+    warnings: &mut Vec<ProfileWarning>,
+) {
+    let Some(keys) = record_keys(table, roles) else {
+        return;
+    };
+    let mut counts = TupleCounts::new(keys.dims());
+    for row in 0..table.row_count {
+        if let Some((code, subject, visit)) = keys.of(row) {
+            counts.add([code, subject, visit]);
+        }
+    }
+    let mut by_parameter: BTreeMap<&str, Vec<(&str, &str, usize)>> = BTreeMap::new();
+    for ([code, subject, visit], n) in counts.iter() {
+        if n > 1 {
+            by_parameter.entry(keys.code(code)).or_default().push((
+                keys.subject(subject),
+                keys.visit(visit),
+                n,
+            ));
+        }
+    }
+    for (parameter, mut combos) in by_parameter {
+        combos.sort_unstable();
+        warnings.push(ProfileWarning::SeveralRecordsPerSubjectVisit {
+            parameter: parameter.to_owned(),
+            combinations: combos.len(),
+            examples: combos
+                .iter()
+                .take(EXAMPLE_CAP)
+                .map(|(s, v, n)| format!("{s} / {v} ({n} records)"))
+                .collect(),
+        });
+    }
+}
+
+pub(super) fn baseline_flag_warnings(
+    table: &Table,
+    roles: &CandidateRoles,
+    warnings: &mut Vec<ProfileWarning>,
+) {
+    let Some(baseline) = text_column(table, BASELINE_FLAG) else {
+        return;
+    };
+    let Some(yes) = baseline.code_of("Y") else {
+        return;
+    };
+    let baseline_rows: Vec<usize> = (0..table.row_count)
+        .filter(|&row| baseline.code(row) == yes)
+        .collect();
+    for flag in roles.record_flags.iter().filter(|f| *f != BASELINE_FLAG) {
+        let Some(values) = text_column(table, flag) else {
+            continue;
+        };
+        let flag_yes = values.code_of("Y");
+        if baseline_rows
+            .iter()
+            .all(|&row| Some(values.code(row)) != flag_yes)
+        {
+            warnings.push(ProfileWarning::FlagRemovesBaseline {
+                flag: flag.clone(),
+                baseline_flag: BASELINE_FLAG.to_owned(),
+                baseline_records: baseline_rows.len(),
+            });
+        }
+    }
+}
+
+pub(super) fn low_n_warnings(
+    table: &Table,
+    roles: &CandidateRoles,
+    threshold: usize,
+    warnings: &mut Vec<ProfileWarning>,
+) {
+    let Some(keys) = record_keys(table, roles) else {
+        return;
+    };
+    let Some(treatments) = roles.treatment.first().and_then(|t| text_column(table, t)) else {
+        return;
+    };
+    let Some(values) = roles.value.first().and_then(|v| numeric_column(table, v)) else {
+        return;
+    };
+    // Distinct (parameter, treatment, visit, subject) first, then subjects per cell.
+    let [code_levels, subject_levels, visit_groups] = keys.dims();
+    let treatment_levels = treatments.levels().len() + 1;
+    let mut present = TupleSet::new([code_levels, treatment_levels, visit_groups, subject_levels]);
+    for row in 0..table.row_count {
+        if values.value(row).is_none() {
+            continue;
+        }
+        let treatment = treatments.code(row);
+        if let (Some((code, subject, visit)), true) = (keys.of(row), treatment != 0) {
+            present.insert([code, treatment, visit, subject]);
+        }
+    }
+    let mut subjects_per_cell = TupleCounts::new([code_levels, treatment_levels, visit_groups]);
+    for [code, treatment, visit, _] in present.iter() {
+        subjects_per_cell.add([code, treatment, visit]);
+    }
+    let mut cells: BTreeMap<&str, BTreeMap<(&str, &str), usize>> = BTreeMap::new();
+    for ([code, treatment, visit], n) in subjects_per_cell.iter() {
+        cells.entry(keys.code(code)).or_default().insert(
+            (
+                treatments.level(treatment).unwrap_or_default(),
+                keys.visit(visit),
+            ),
+            n,
+        );
+    }
+    for (parameter, by_cell) in cells {
+        let low: Vec<String> = by_cell
+            .iter()
+            .filter(|(_, &subjects)| subjects < threshold)
+            .map(|((treatment, visit), subjects)| format!("{treatment} / {visit}: {subjects}"))
+            .collect();
+        if !low.is_empty() {
+            warnings.push(ProfileWarning::LowNCells {
+                parameter: parameter.to_owned(),
+                threshold,
+                cells: low.len(),
+                examples: low.into_iter().take(EXAMPLE_CAP).collect(),
+            });
+        }
+    }
+}
