@@ -234,11 +234,16 @@ fn a_descendant_that_called_setsid_does_not_outlive_the_run() {
         started.elapsed()
     );
     assert!(result.isolation.pid_namespace, "{:?}", result.isolation);
+    // Each sleeper by its own argument (another test's sleeper is `sleep 100725`).
+    let survivors = || {
+        let mut found = processes_running("sleep 100723");
+        found.extend(processes_running("sleep 100724"));
+        found
+    };
     assert!(
-        wait_until(Duration::from_secs(5), || processes_running("sleep 10072")
-            .is_empty()),
+        wait_until(Duration::from_secs(5), || survivors().is_empty()),
         "survivors: {:?}",
-        processes_running("sleep 10072")
+        survivors()
     );
 }
 
