@@ -4,12 +4,14 @@
 
 use super::{
     cells::{numbers_of, ColumnCells, PushError},
-    record_line, CsvError, CsvTuning, MAX_CELL_BYTES, MAX_RECORD_BYTES,
+    number_shape, record_line, CsvError, CsvTuning, NumberShape, MAX_CELL_BYTES, MAX_RECORD_BYTES,
 };
+use crate::ingest::table::TextBuilder;
 
 /// Reads the data records of `body` (header included) into the cells of each column, in two
 /// halves on two threads when `body` is large enough and has a record boundary near its middle.
-/// Both halves of a column come back in the same form (text or numbers).
+/// Both halves of a column come back in the same form (text or numbers), and each half is read
+/// at most twice however many columns change form.
 pub(super) fn read_records(
     body: &[u8],
     names: &[String],
@@ -18,145 +20,192 @@ pub(super) fn read_records(
 ) -> Result<(Vec<ColumnCells>, Option<Vec<ColumnCells>>), CsvError> {
     let width = names.len();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let split = if body.len() >= tuning.parallel_min_bytes && cores > 1 {
+    // A `parallel_min_bytes` of 0 asks for halves even on one core (the tests use it to check
+    // that the halves always give the sequential result, on any machine).
+    let split = if body.len() >= tuning.parallel_min_bytes
+        && (cores > 1 || tuning.parallel_min_bytes == 0)
+    {
         record_start_near_middle(body, header_end)
     } else {
         None
     };
+    let csv_error = |error| chunk_error_to_csv(error, names);
     let Some(split) = split else {
         let mut text_only = vec![!tuning.numbers_directly; width];
-        return Ok((
-            read_chunk_as_text_where_needed(
-                body,
-                0..body.len(),
-                body.len(),
-                header_end,
-                names,
-                &mut text_only,
-            )?,
-            None,
-        ));
-    };
-    let text = !tuning.numbers_directly;
-    let (mut first_text, mut second_text) = (vec![text; width], vec![text; width]);
-    let (first, second) = std::thread::scope(|scope| {
-        let first_text = &mut first_text;
-        let first = scope.spawn(move || {
-            read_chunk_as_text_where_needed(
-                body,
-                0..split,
-                body.len(),
-                header_end,
-                names,
-                first_text,
-            )
-        });
-        let second = read_chunk_as_text_where_needed(
-            body,
-            split..body.len(),
-            body.len() - split,
-            header_end,
-            names,
-            &mut second_text,
+        let read = read_chunk(body, 0..body.len(), body.len(), header_end, &text_only)
+            .map_err(csv_error)?;
+        if read.not_numbers.is_empty() {
+            return Ok((read.cells, None));
+        }
+        // One pass found every column that met text; the others read the same cells the same
+        // way again, so the second read is the last.
+        for &column in &read.not_numbers {
+            text_only[column] = true;
+        }
+        drop(read);
+        let again = read_chunk(body, 0..body.len(), body.len(), header_end, &text_only)
+            .map_err(csv_error)?;
+        debug_assert!(
+            again.not_numbers.is_empty(),
+            "a chunk is read at most twice"
         );
-        (
-            first.join().expect("reading CSV records does not panic"),
-            second,
-        )
-    });
+        return Ok((again.cells, None));
+    };
+    let halves = [0..split, split..body.len()];
+    // The first half's cells make room for the whole file, so that the second is appended
+    // without moving it.
+    let room = [body.len(), body.len() - split];
+    let text = !tuning.numbers_directly;
+    let mut text_only = [vec![text; width], vec![text; width]];
+    let [first, second] = read_chunks_at_once(
+        body,
+        &halves,
+        &room,
+        header_end,
+        [Some(&text_only[0]), Some(&text_only[1])],
+    );
     // An error in the first half comes first in the file.
-    let (mut first, mut second) = (first?, second?);
-    // A column read as numbers in one half and as text in the other: the text half becomes
-    // numbers when all its values are numbers; otherwise the column is read again as text in
-    // both halves. A half read again gives every other column its first form back (a text
-    // half made numbers above is text again), so the check is repeated until no column differs;
-    // each round marks one more column as text, so this ends.
-    loop {
-        let mut read_again = false;
-        for column in 0..width {
-            let (a, b) = (&mut first[column], &mut second[column]);
-            let numbers_in_first = matches!(a, ColumnCells::Numbers(_));
-            if numbers_in_first == matches!(b, ColumnCells::Numbers(_)) {
-                continue;
+    let (first, second) = (
+        first.expect("asked").map_err(csv_error)?,
+        second.expect("asked").map_err(csv_error)?,
+    );
+    let mut reads = [first, second];
+    // The columns that must be text in both halves: those that met a cell that is not a number
+    // in either half, and those read as numbers in one half and as text in the other where
+    // that text is not all numbers. Every one of them is known after the first reads, so each
+    // half is read again at most once, and only when it has to: when it met text in a column
+    // of numbers (those cells are incomplete), or read as numbers a column that must be text.
+    let mut text_in_both = vec![false; width];
+    for read in &reads {
+        for &column in &read.not_numbers {
+            text_in_both[column] = true;
+        }
+    }
+    for (column, must_be_text) in text_in_both.iter_mut().enumerate() {
+        if *must_be_text {
+            continue;
+        }
+        match (&reads[0].cells[column], &reads[1].cells[column]) {
+            (ColumnCells::Numbers(_), ColumnCells::Text(text))
+            | (ColumnCells::Text(text), ColumnCells::Numbers(_)) => {
+                *must_be_text = !all_numbers(text);
             }
-            let text = if numbers_in_first { b } else { a };
-            let ColumnCells::Text(builder) = text else {
-                unreachable!("the halves differ")
-            };
-            let values = std::mem::take(builder).finish();
-            match numbers_of(&values) {
-                Some(numbers) => *text = ColumnCells::Numbers(numbers),
-                None => {
-                    // The text half's builder was taken apart to look at its values, and is
-                    // read again too.
-                    first_text[column] = true;
-                    second_text[column] = true;
-                    read_again = true;
-                }
+            _ => {}
+        }
+    }
+    let read_again: [bool; 2] = std::array::from_fn(|half| {
+        !reads[half].not_numbers.is_empty()
+            || (0..width).any(|column| {
+                text_in_both[column] && matches!(reads[half].cells[column], ColumnCells::Numbers(_))
+            })
+    });
+    if read_again.contains(&true) {
+        for (column, _) in text_in_both.iter().enumerate().filter(|(_, &text)| text) {
+            text_only[0][column] = true;
+            text_only[1][column] = true;
+        }
+        for half in 0..2 {
+            if read_again[half] {
+                // The cells read so far go before the half is read again (never both at once).
+                reads[half].cells = Vec::new();
             }
         }
-        if !read_again {
-            break;
+        let again = read_chunks_at_once(
+            body,
+            &halves,
+            &room,
+            header_end,
+            [
+                read_again[0].then_some(&text_only[0]),
+                read_again[1].then_some(&text_only[1]),
+            ],
+        );
+        for (half, read) in again.into_iter().enumerate() {
+            if let Some(read) = read {
+                let read = read.map_err(csv_error)?;
+                debug_assert!(read.not_numbers.is_empty(), "a half is read at most twice");
+                reads[half] = read;
+            }
         }
-        first = read_chunk_as_text_where_needed(
-            body,
-            0..split,
-            body.len(),
-            header_end,
-            names,
-            &mut first_text,
-        )?;
-        second = read_chunk_as_text_where_needed(
-            body,
-            split..body.len(),
-            body.len() - split,
-            header_end,
-            names,
-            &mut second_text,
-        )?;
+    }
+    // What still differs is a column of numbers in one half whose text in the other is all
+    // numbers: that text becomes numbers.
+    let [ChunkRead {
+        cells: mut first, ..
+    }, ChunkRead {
+        cells: mut second, ..
+    }] = reads;
+    for (a, b) in first.iter_mut().zip(second.iter_mut()) {
+        let text = match (&*a, &*b) {
+            (ColumnCells::Numbers(_), ColumnCells::Text(_)) => b,
+            (ColumnCells::Text(_), ColumnCells::Numbers(_)) => a,
+            _ => continue,
+        };
+        let ColumnCells::Text(builder) = text else {
+            unreachable!("the halves differ")
+        };
+        let numbers = numbers_of(&std::mem::take(builder).finish())
+            .expect("a column left in two forms has text that is all numbers");
+        *text = ColumnCells::Numbers(numbers);
     }
     Ok((first, Some(second)))
 }
 
-/// [`read_chunk`], read again (once) with every column as text that, read as numbers, met a
-/// cell that is not a number; `text_only` ends up marking those columns.
-///
-/// One pass finds every such column (a column that fails stops taking cells, the others go
-/// on), and the columns that did not fail read the same cells the same way the second time, so
-/// a chunk is read at most twice however many columns change form.
-fn read_chunk_as_text_where_needed(
+/// Whether every value so far of a text column is a finite number.
+fn all_numbers(text: &TextBuilder) -> bool {
+    text.levels()
+        .iter()
+        .all(|level| matches!(number_shape(level.as_bytes()), NumberShape::Finite(_)))
+}
+
+/// Reads the chunks that have a `text_only` (columns marked there are read as text), the first
+/// on a thread of its own.
+fn read_chunks_at_once(
     body: &[u8],
-    range: std::ops::Range<usize>,
-    room_bytes: usize,
+    ranges: &[std::ops::Range<usize>; 2],
+    room_bytes: &[usize; 2],
     header_end: usize,
-    names: &[String],
-    text_only: &mut [bool],
-) -> Result<Vec<ColumnCells>, CsvError> {
-    let mut passes = 0;
-    loop {
-        passes += 1;
-        match read_chunk(body, range.clone(), room_bytes, header_end, text_only) {
-            Ok(cells) => return Ok(cells),
-            Err(ChunkError::NotNumbers { columns }) => {
-                debug_assert_eq!(passes, 1, "a chunk is read at most twice");
-                for column in columns {
-                    text_only[column] = true;
-                }
-            }
-            Err(ChunkError::CellTooLong {
-                line,
-                column,
-                length,
-            }) => {
-                return Err(CsvError::CellTooLong {
-                    line,
-                    column: names[column].clone(),
-                    length,
-                    limit: MAX_CELL_BYTES,
-                })
-            }
-            Err(ChunkError::Csv(error)) => return Err(error),
-        }
+    text_only: [Option<&Vec<bool>>; 2],
+) -> [Option<Result<ChunkRead, ChunkError>>; 2] {
+    let read = |half: usize| {
+        text_only[half].map(|text_only| {
+            read_chunk(
+                body,
+                ranges[half].clone(),
+                room_bytes[half],
+                header_end,
+                text_only,
+            )
+        })
+    };
+    if text_only.iter().all(Option::is_some) {
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| read(0));
+            let second = read(1);
+            [
+                first.join().expect("reading CSV records does not panic"),
+                second,
+            ]
+        })
+    } else {
+        [read(0), read(1)]
+    }
+}
+
+/// The file's error for a chunk's.
+fn chunk_error_to_csv(error: ChunkError, names: &[String]) -> CsvError {
+    match error {
+        ChunkError::Csv(error) => error,
+        ChunkError::CellTooLong {
+            line,
+            column,
+            length,
+        } => CsvError::CellTooLong {
+            line,
+            column: names[column].clone(),
+            length,
+            limit: MAX_CELL_BYTES,
+        },
     }
 }
 
@@ -206,15 +255,19 @@ pub(super) fn map_in_parallel<T: Send, R: Send>(
 /// Records read before the remaining ones are estimated.
 const SAMPLE_RECORDS: usize = 256;
 
+/// A chunk's cells, column by column.
+struct ChunkRead {
+    /// Every column's cells; those of the columns in `not_numbers` are incomplete.
+    cells: Vec<ColumnCells>,
+    /// The columns read as numbers that met a cell that is not a number, in order: the chunk
+    /// must be read again with them as text.
+    not_numbers: Vec<usize>,
+}
+
 /// Why a chunk could not be read.
 enum ChunkError {
     /// The file is wrong.
     Csv(CsvError),
-    /// Columns read as numbers met cells that are not numbers: read them as text.
-    NotNumbers {
-        /// The columns, in order.
-        columns: Vec<usize>,
-    },
     /// A cell longer than [`MAX_CELL_BYTES`].
     CellTooLong {
         /// 1-based line of its record.
@@ -402,9 +455,9 @@ fn read_chunk(
     room_bytes: usize,
     header_end: usize,
     text_only: &[bool],
-) -> Result<Vec<ColumnCells>, ChunkError> {
+) -> Result<ChunkRead, ChunkError> {
     #[cfg(test)]
-    re_read_tests::CHUNK_READS.with(|reads| reads.set(reads.get() + 1));
+    re_read_tests::count_chunk_read(body, &range);
     let width = text_only.len();
     let begin = range.start.max(header_end);
     let end = range.end;
@@ -517,11 +570,8 @@ fn read_chunk(
             }));
         }
     }
-    if failed.contains(&true) {
-        let columns = (0..width).filter(|&column| failed[column]).collect();
-        return Err(ChunkError::NotNumbers { columns });
-    }
-    Ok(cells)
+    let not_numbers = (0..width).filter(|&column| failed[column]).collect();
+    Ok(ChunkRead { cells, not_numbers })
 }
 
 /// The start of a record near the middle of `body` (and not before `header_end`): just after the
@@ -568,23 +618,40 @@ mod re_read_tests {
     use super::*;
     use crate::ingest::table::ColumnData;
 
-    thread_local! {
-        /// Chunk reads on this thread (the regression test below counts them).
-        pub(super) static CHUNK_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Every chunk read: the address of the file's bytes and where the chunk starts (tests run
+    /// at once, so each counts the reads of its own file only).
+    static CHUNK_READS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+    pub(super) fn count_chunk_read(body: &[u8], range: &std::ops::Range<usize>) {
+        let mut reads = CHUNK_READS.lock().unwrap_or_else(|e| e.into_inner());
+        reads.push((body.as_ptr() as usize, range.start));
     }
 
-    /// Before: each column read as numbers that met text sent the whole chunk back to be read
-    /// again, one column at a time: 200 such columns meant 201 reads of the file. Now one pass
-    /// finds them all: two reads.
-    #[test]
-    fn columns_that_change_form_cost_one_re_read_in_all() {
-        let columns = 200;
+    /// Forgets the reads recorded for the address of `body`: an earlier test's file, freed,
+    /// may have had it (no other file can have it while `body` lives).
+    fn forget_chunk_reads_of(body: &[u8]) {
+        let mut reads = CHUNK_READS.lock().unwrap_or_else(|e| e.into_inner());
+        reads.retain(|(at, _)| *at != body.as_ptr() as usize);
+    }
+
+    /// How many times each chunk of `body` was read, by where it starts.
+    fn chunk_reads_of(body: &[u8]) -> std::collections::BTreeMap<usize, usize> {
+        let reads = CHUNK_READS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts = std::collections::BTreeMap::new();
+        for &(_, start) in reads.iter().filter(|(at, _)| *at == body.as_ptr() as usize) {
+            *counts.entry(start).or_default() += 1;
+        }
+        counts
+    }
+
+    /// `columns` columns of distinct decimal numbers over `rows` rows, then a row of text.
+    fn numbers_then_text(columns: usize, rows: usize) -> String {
         let mut text = (0..columns)
             .map(|c| format!("C{c}"))
             .collect::<Vec<_>>()
             .join(",");
         text.push('\n');
-        for row in 0..400 {
+        for row in 0..rows {
             let cells: Vec<String> = (0..columns)
                 .map(|c| format!("{}.{row}", c * 1000 + row))
                 .collect();
@@ -593,21 +660,94 @@ mod re_read_tests {
         }
         text.push_str(&vec!["text"; columns].join(","));
         text.push('\n');
-        CHUNK_READS.with(|reads| reads.set(0));
-        let table = read_csv_with(text.as_bytes(), usize::MAX).unwrap();
-        assert_eq!(CHUNK_READS.with(|reads| reads.get()), 2);
-        assert!(table
-            .columns
-            .iter()
-            .all(|column| matches!(column.data, ColumnData::Character(_))));
-        let interned = read_csv_tuned(
+        text
+    }
+
+    fn interned(text: &str) -> crate::ingest::table::Table {
+        read_csv_tuned(
             text.as_bytes(),
             CsvTuning {
                 parallel_min_bytes: usize::MAX,
                 numbers_directly: false,
             },
         )
-        .unwrap();
-        assert_eq!(table, interned);
+        .unwrap()
+    }
+
+    /// Before: each column read as numbers that met text sent the whole chunk back to be read
+    /// again, one column at a time: 200 such columns meant 201 reads of the file. Now one pass
+    /// finds them all: two reads.
+    #[test]
+    fn columns_that_change_form_cost_one_re_read_in_all() {
+        let text = numbers_then_text(200, 400);
+        forget_chunk_reads_of(text.as_bytes());
+        let table = read_csv_with(text.as_bytes(), usize::MAX).unwrap();
+        assert_eq!(
+            chunk_reads_of(text.as_bytes())
+                .into_values()
+                .collect::<Vec<_>>(),
+            [2]
+        );
+        assert!(table
+            .columns
+            .iter()
+            .all(|column| matches!(column.data, ColumnData::Character(_))));
+        assert_eq!(table, interned(&text));
+    }
+
+    /// Before: read in two halves, a file whose columns of numbers meet text in the last row
+    /// had its second half read three times: once as numbers, once with those columns as text,
+    /// and once more when the halves were made to agree (both halves were read again, the
+    /// first for the second time). Now every column that must be text is known after the first
+    /// reads: each half is read at most twice.
+    #[test]
+    fn columns_that_change_form_cost_one_re_read_per_half() {
+        let text = numbers_then_text(20, 1_200);
+        forget_chunk_reads_of(text.as_bytes());
+        let table = read_csv_with(text.as_bytes(), 0).unwrap();
+        let reads = chunk_reads_of(text.as_bytes());
+        assert_eq!(reads.len(), 2, "read in two halves: {reads:?}");
+        assert!(reads.values().all(|&n| n <= 2), "{reads:?}");
+        assert!(table
+            .columns
+            .iter()
+            .all(|column| matches!(column.data, ColumnData::Character(_))));
+        assert_eq!(table, interned(&text));
+    }
+
+    /// A column of numbers in the second half whose first half is text that is not all numbers
+    /// (so only the half of numbers is read again), and one whose text is all numbers (so no
+    /// half is read again for it): each half is read at most twice, and the table is the one
+    /// interning gives.
+    #[test]
+    fn halves_that_disagree_on_a_column_agree_after_one_re_read_at_most() {
+        let mut text = String::from("WORDS,NUMBERS\n");
+        for row in 0..1_200 {
+            let words = if row < 600 {
+                format!("w{row}")
+            } else {
+                format!("{row}.5")
+            };
+            let numbers = if row < 600 {
+                format!("{}", row % 3)
+            } else {
+                format!("{row}.25")
+            };
+            text.push_str(&format!("{words},{numbers}\n"));
+        }
+        forget_chunk_reads_of(text.as_bytes());
+        let table = read_csv_with(text.as_bytes(), 0).unwrap();
+        let reads = chunk_reads_of(text.as_bytes());
+        assert_eq!(reads.len(), 2, "read in two halves: {reads:?}");
+        assert!(reads.values().all(|&n| n <= 2), "{reads:?}");
+        assert!(matches!(
+            table.column("WORDS").unwrap().data,
+            ColumnData::Character(_)
+        ));
+        assert!(matches!(
+            table.column("NUMBERS").unwrap().data,
+            ColumnData::Numeric(_)
+        ));
+        assert_eq!(table, interned(&text));
     }
 }
