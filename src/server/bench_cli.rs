@@ -4,7 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
-use super::cli::{bench, bench_execute, bench_governed, bench_ledger, bench_worst_case};
+use super::cli::{bench, bench_execute, bench_governed, bench_ledger};
 
 /// adamviz-bench: adamviz's benchmarks (they print figures; a missed target is reported, never
 /// an error).
@@ -27,8 +27,6 @@ pub enum BenchCommand {
     Governed(bench_governed::GovernedBenchArgs),
     /// `adamviz ledger verify` over the records, rows and artifacts of many revisions.
     Ledger(bench_ledger::LedgerBenchArgs),
-    /// Inputs shaped to hurt the readers, against ordinary files of the same size.
-    WorstCase(bench_worst_case::WorstCaseBenchArgs),
     /// One measured read + profile, run by `adamviz-bench ingest` in a fresh process.
     #[command(hide = true)]
     BenchChild(bench::BenchChildArgs),
@@ -41,7 +39,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCommand::Execute(args) => bench_execute::run_execute_bench(args).await,
         BenchCommand::Governed(args) => bench_governed::run_governed_bench(args).await,
         BenchCommand::Ledger(args) => bench_ledger::run_ledger_bench(args).await,
-        BenchCommand::WorstCase(args) => bench_worst_case::run_worst_case(args),
         BenchCommand::BenchChild(args) => bench::run_child(args),
     }
 }

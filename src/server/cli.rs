@@ -13,7 +13,6 @@ pub mod bench;
 pub mod bench_execute;
 pub mod bench_governed;
 pub mod bench_ledger;
-pub mod bench_worst_case;
 pub mod demo;
 pub mod execute;
 pub mod ledger;
