@@ -252,13 +252,22 @@ fn hash_of(bytes: &[u8]) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(bytes)
 }
 
+/// An entry of [`TextBuilder`]'s index.
+#[derive(Debug, Clone, Copy)]
+struct IndexedLevel {
+    hash: u64,
+    code: u32,
+}
+
 /// Builds a [`TextValues`] one cell at a time, looking each value up once.
 #[derive(Debug, Default)]
 pub struct TextBuilder {
     values: TextValues,
-    /// The code of each value seen, found by the value's hash and compared with the level it
-    /// names (so each distinct value is stored once, in `values.levels`).
-    index: hashbrown::HashTable<u32>,
+    /// The code of each value seen with the value's hash, found by that hash and compared with
+    /// the level it names (so each distinct value is stored once, in `values.levels`). The hash
+    /// is kept so that growing the index never reads the levels again: with millions of
+    /// distinct values, hashing each level anew at every doubling cost as much as the lookups.
+    index: hashbrown::HashTable<IndexedLevel>,
     /// The previous row's code: sorted ADaM data repeats values row after row, and comparing
     /// with the last one is cheaper than hashing.
     last: u32,
@@ -335,31 +344,27 @@ impl TextBuilder {
         self.successor[at] = code;
     }
 
-    /// The code of the value in `bytes`, adding it (checked to be UTF-8) if it is new.
+    /// The code of the value in `bytes`, adding it (checked to be UTF-8) if it is new. One probe
+    /// of the index finds the value or the slot for it.
     fn code_of(&mut self, bytes: &[u8]) -> Result<u32, std::str::Utf8Error> {
         let hash = hash_of(bytes);
-        let levels = &self.values.levels;
-        if let Some(&code) = self.index.find(hash, |&code| {
-            same_bytes(levels[code as usize - 1].as_bytes(), bytes)
-        }) {
-            return Ok(code);
+        let levels = &mut self.values.levels;
+        let slot = self.index.entry(
+            hash,
+            |entry| {
+                entry.hash == hash && same_bytes(levels[entry.code as usize - 1].as_bytes(), bytes)
+            },
+            |entry| entry.hash,
+        );
+        match slot {
+            hashbrown::hash_table::Entry::Occupied(entry) => Ok(entry.get().code),
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                levels.push(std::str::from_utf8(bytes)?.into());
+                let code = u32::try_from(levels.len()).expect("under 2^32 levels");
+                slot.insert(IndexedLevel { hash, code });
+                Ok(code)
+            }
         }
-        let code = self.add_level(std::str::from_utf8(bytes)?);
-        self.index_level(hash, code);
-        Ok(code)
-    }
-
-    /// Enters the new level `code`, whose value hashes to `hash`, into the index.
-    fn index_level(&mut self, hash: u64, code: u32) {
-        let levels = &self.values.levels;
-        self.index.insert_unique(hash, code, |&code| {
-            hash_of(levels[code as usize - 1].as_bytes())
-        });
-    }
-
-    fn add_level(&mut self, level: &str) -> u32 {
-        self.values.levels.push(level.into());
-        u32::try_from(self.values.levels.len()).expect("under 2^32 levels")
     }
 
     /// Appends `value`, or a missing cell for `None`.
