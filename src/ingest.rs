@@ -96,9 +96,38 @@ impl std::ops::Deref for MappedFile {
     }
 }
 
-/// Reads the dataset stored at `path` (an uploaded object, or a file named on the command line).
+/// Reads the dataset stored at `path` (an uploaded object, or a file named on the command line)
+/// within the default [`ReadLimits`].
 pub fn read_dataset_file(path: &std::path::Path) -> Result<Table, FileReadError> {
-    Ok(read_dataset(&MappedFile::open(path)?)?)
+    read_dataset_file_with(path, ReadLimits::default())
+}
+
+/// [`read_dataset_file`] within `limits`. The file is read through a read-only mapping, never
+/// copied whole into memory.
+pub fn read_dataset_file_with(
+    path: &std::path::Path,
+    limits: ReadLimits,
+) -> Result<Table, FileReadError> {
+    Ok(read_dataset_with(&MappedFile::open(path)?, limits)?)
+}
+
+/// The limits a read works within that can be set. The CSV reader's limits are fixed
+/// ([`csv::MAX_COLUMNS`], [`csv::MAX_RECORD_BYTES`], [`csv::MAX_CELL_BYTES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadLimits {
+    /// The bytes an XPORT table may take (observations × variables × 8); `None`, the default,
+    /// is 8× the file or 4 GiB, whichever is less ([`xpt::TableBudget::for_file`]).
+    pub xpt_table_bytes: Option<u64>,
+}
+
+impl ReadLimits {
+    /// The budget of an XPORT table read from a file of `file_len` bytes.
+    pub fn xpt_budget(&self, file_len: usize) -> xpt::TableBudget {
+        match self.xpt_table_bytes {
+            Some(bytes) => xpt::TableBudget { bytes },
+            None => xpt::TableBudget::for_file(file_len),
+        }
+    }
 }
 
 /// Why a dataset file could not be read.
@@ -117,10 +146,15 @@ pub enum FileReadError {
     Content(#[from] ReadError),
 }
 
-/// Detects the format and reads the dataset (an XPORT table within the default budget:
-/// 8× the file or 4 GiB, whichever is less).
+/// Detects the format and reads the dataset within the default [`ReadLimits`] (an XPORT table
+/// within 8× the file or 4 GiB, whichever is less).
 pub fn read_dataset(bytes: &[u8]) -> Result<Table, ReadError> {
-    read_dataset_within(bytes, xpt::TableBudget::for_file(bytes.len()))
+    read_dataset_with(bytes, ReadLimits::default())
+}
+
+/// [`read_dataset`] within `limits`.
+pub fn read_dataset_with(bytes: &[u8], limits: ReadLimits) -> Result<Table, ReadError> {
+    read_dataset_within(bytes, limits.xpt_budget(bytes.len()))
 }
 
 /// [`read_dataset`] with the memory an XPORT table may take set by the caller.

@@ -312,3 +312,36 @@ fn an_xpt_table_over_the_memory_budget_is_refused_before_allocating() {
     );
     assert!(ingest::read_dataset(&bytes).is_ok());
 }
+
+/// The XPORT budget is a read limit the caller sets (`ReadLimits`), also when the file is read
+/// through its mapping as uploads are; unset, it is the default (8× the file or 4 GiB), under
+/// which the pilot's ADLBC reads.
+#[test]
+fn read_limits_set_the_xpt_budget_of_a_mapped_read() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adlbc.xpt");
+    let limits = ingest::ReadLimits {
+        xpt_table_bytes: Some(10_000_000),
+    };
+    let refused = ingest::read_dataset_file_with(&path, limits).unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            ingest::FileReadError::Content(ingest::ReadError::Xpt(
+                ingest::xpt::XptError::TableTooLarge {
+                    rows: 74_264,
+                    variables: 46,
+                    needed_bytes: 27_329_152,
+                    budget_bytes: 10_000_000,
+                }
+            ))
+        ),
+        "{refused}"
+    );
+    let file_len = std::fs::metadata(&path).unwrap().len() as usize;
+    assert_eq!(
+        ingest::ReadLimits::default().xpt_budget(file_len),
+        ingest::xpt::TableBudget::for_file(file_len)
+    );
+    let table = ingest::read_dataset_file_with(&path, ingest::ReadLimits::default()).unwrap();
+    assert_eq!((table.row_count, table.columns.len()), (74_264, 46));
+}

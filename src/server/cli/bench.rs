@@ -429,9 +429,9 @@ pub fn run_ingest(args: IngestBenchArgs) -> anyhow::Result<()> {
         "adamviz data-in benchmark ({build}, {cores} cores; median of {} runs)",
         args.repeats
     )?;
-    let original =
-        std::fs::read(&args.xpt).with_context(|| format!("cannot read {}", args.xpt.display()))?;
-    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&original).into());
+    // Mapped, as uploads are read: the file is never copied whole into memory.
+    let original = crate::ingest::MappedFile::open(&args.xpt)?;
+    let content_hash = Sha256Digest::from_bytes(Sha256::digest(&*original).into());
     let table =
         read_dataset(&original).with_context(|| format!("cannot read {}", args.xpt.display()))?;
     drop(original);

@@ -39,10 +39,10 @@ pub struct ExecuteBenchArgs {
 
 /// Runs `adamviz-bench execute`.
 pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.data)
-        .with_context(|| format!("cannot read {}", args.data.display()))?;
+    // Mapped, as uploads are read: the file is never copied whole into memory.
+    let bytes = crate::ingest::MappedFile::open(&args.data)?;
     let content_hash = crate::domain::digest::Sha256Digest::from_bytes(
-        <sha2::Sha256 as sha2::Digest>::digest(&bytes).into(),
+        <sha2::Sha256 as sha2::Digest>::digest(&*bytes).into(),
     );
     let table = crate::ingest::read_dataset(&bytes)?;
     let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);

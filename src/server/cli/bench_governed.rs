@@ -6,7 +6,7 @@
 
 use std::{path::PathBuf, sync::Arc, time::Instant};
 
-use anyhow::{bail, Context as _};
+use anyhow::bail;
 use clap::Args;
 
 use super::bench::median;
@@ -47,10 +47,10 @@ pub(super) struct GovernedFixture {
 impl GovernedFixture {
     /// Reads `data`, confirms the proposed spec for `question` and opens a fresh service.
     pub fn new(data: &std::path::Path, question: &str) -> anyhow::Result<Self> {
-        let bytes =
-            std::fs::read(data).with_context(|| format!("cannot read {}", data.display()))?;
+        // Mapped, as uploads are read: the file is never copied whole into memory.
+        let bytes = crate::ingest::MappedFile::open(data)?;
         let content_hash =
-            Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&bytes).into());
+            Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&*bytes).into());
         let table = crate::ingest::read_dataset(&bytes)?;
         let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
         let (draft, _) = propose_draft(question, &profile)?;
