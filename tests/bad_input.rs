@@ -125,6 +125,7 @@ fn cases() -> Vec<Case> {
     let long_cell = format!("USUBJID,NOTE\nS1,{}\n", "x".repeat(32_768));
     let long_record = format!("USUBJID,NOTE\nS1,ok\nS2,{}\n", "\"a\",".repeat(6 << 20));
     let long_header = "A".repeat((16 << 20) + 1);
+    let long_quoted_header = format!("\"{}", "x\n".repeat(9 << 20));
     vec![
         case(
             "more columns than adamviz reads",
@@ -146,6 +147,15 @@ fn cases() -> Vec<Case> {
         Case {
             name: "a header line longer than 16 MiB",
             bytes: long_header.into_bytes(),
+            classification: "synthetic",
+            limit: 64 << 20,
+            expect: Expect::Error("line 1 of the CSV file starts a record of more than 16777216 bytes; adamviz reads records of at most 16777216 bytes"),
+        },
+        // Before: the header was read to the end of the file, whatever its length, and the
+        // file was then refused for having no data rows.
+        Case {
+            name: "a quoted header longer than 16 MiB",
+            bytes: long_quoted_header.into_bytes(),
             classification: "synthetic",
             limit: 64 << 20,
             expect: Expect::Error("line 1 of the CSV file starts a record of more than 16777216 bytes; adamviz reads records of at most 16777216 bytes"),

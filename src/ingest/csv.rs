@@ -219,18 +219,27 @@ pub fn read_csv_tuned(bytes: &[u8], tuning: CsvTuning) -> Result<Table, CsvError
 
 /// Reads the CSV text `body` (after the byte-order mark).
 fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
-    // 2. The header row (no longer than a record may be).
-    let first_line = memchr::memchr(b'\n', &body[..body.len().min(MAX_RECORD_BYTES + 1)]);
-    if first_line.is_none() && body.len() > MAX_RECORD_BYTES {
+    // 2. The header row, no longer than a record may be: it is read from the first
+    // MAX_RECORD_BYTES + 1 bytes only, and its fields are counted before any is kept (a header
+    // of millions of empty names would otherwise take memory for each before being refused).
+    let header_window = &body[..body.len().min(MAX_RECORD_BYTES + 1)];
+    let whole_text = body.len() <= MAX_RECORD_BYTES;
+    let Some(columns) = header_field_count(header_window, whole_text) else {
         return Err(CsvError::RecordTooLong {
             line: 1,
             limit: MAX_RECORD_BYTES,
+        });
+    };
+    if columns > MAX_COLUMNS {
+        return Err(CsvError::TooManyColumns {
+            found: columns,
+            limit: MAX_COLUMNS,
         });
     }
     let mut header_reader = ::csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
-        .from_reader(body);
+        .from_reader(header_window);
     let header: Vec<String> = header_reader
         .headers()
         .map_err(|err| CsvError::Syntax {
@@ -240,12 +249,9 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         .iter()
         .map(str::to_owned)
         .collect();
-    if header.len() > MAX_COLUMNS {
-        return Err(CsvError::TooManyColumns {
-            found: header.len(),
-            limit: MAX_COLUMNS,
-        });
-    }
+    // Where the header record ends (the reader skips blank lines before it): a split of the
+    // file must come after it.
+    let header_end = header_reader.position().byte() as usize;
     // Each name is looked up once in a map of the names before it: linear in the header.
     let mut seen: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
     for (index, name) in header.iter().enumerate() {
@@ -265,9 +271,6 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
     }
     // 3. The records. Every cell is interned as text first: a column's distinct values are
     // then typed once each, instead of parsing every cell as a number.
-    // Where the header record ends (the reader skips blank lines before it): a split of the
-    // file must come after it.
-    let header_end = header_reader.position().byte() as usize;
     let (first, second) = read_records(body, &header, header_end, tuning)?;
     let row_count = first.first().map_or(0, ColumnCells::len)
         + second
@@ -319,6 +322,33 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         columns,
         row_count,
     })
+}
+
+/// The number of fields of the first record of `window` (blank lines before it skipped, as the
+/// header reader does), counted by the csv state machine without keeping them; `None` when
+/// the record does not end within `window` and `window` is not the whole text.
+fn header_field_count(window: &[u8], whole_text: bool) -> Option<usize> {
+    let mut core = csv_core::Reader::new();
+    // The fields' bytes and ends are not needed: full buffers are simply reused.
+    let mut output = [0u8; 4096];
+    let mut ends = [0usize; 256];
+    let (mut input, mut fields) = (window, 0);
+    loop {
+        let (result, read, _, ended) = core.read_record(input, &mut output, &mut ends);
+        input = &input[read..];
+        fields += ended;
+        match result {
+            // The window is used up: the record goes on beyond it, unless the text ends here
+            // (an empty input next says so).
+            csv_core::ReadRecordResult::InputEmpty if !whole_text => return None,
+            csv_core::ReadRecordResult::InputEmpty
+            | csv_core::ReadRecordResult::OutputFull
+            | csv_core::ReadRecordResult::OutputEndsFull => {}
+            csv_core::ReadRecordResult::Record | csv_core::ReadRecordResult::End => {
+                return Some(fields)
+            }
+        }
+    }
 }
 
 /// The 1-based line on which data row `row` (0-based, after the header) starts. Only errors

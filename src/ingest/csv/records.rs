@@ -535,7 +535,10 @@ fn read_chunk(
             at += line_length + 1;
             (record_start, spans.len())
         } else {
-            let (consumed, count) = read_one_record(&mut core, rest, &mut output, &mut ends);
+            // The state machine sees at most one byte more than a record may have, so a
+            // quote never closed costs a record's worth of memory, not the rest of the file.
+            let window = &rest[..rest.len().min(MAX_RECORD_BYTES + 1)];
+            let (consumed, count) = read_one_record(&mut core, window, &mut output, &mut ends);
             if consumed > MAX_RECORD_BYTES {
                 return Err(ChunkError::Csv(CsvError::RecordTooLong {
                     line: record_line(body, at),
