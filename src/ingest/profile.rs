@@ -544,6 +544,85 @@ mod tests {
         }
     }
 
+    /// The visit-order and low-N warnings, in their order, worked out by hand: a label with
+    /// two orders, orders shared by two labels (a negative one first), and low-N cells listed
+    /// by parameter, then treatment and visit (a cell at the threshold is not low).
+    #[test]
+    fn visit_order_and_low_n_warnings_come_in_their_order() {
+        let text = "USUBJID,TRTA,AVISIT,AVISITN,PARAMCD,PARAM,AVAL
+S1,A,Week 2,2,ALT,Alanine (U/L),1
+S2,A,Week 2,3,ALT,Alanine (U/L),1
+S1,A,Week 4,4,ALT,Alanine (U/L),1
+S2,B,Wk 4,4,ALT,Alanine (U/L),1
+S3,B,Baseline,10,ALT,Alanine (U/L),1
+S4,B,Day 10,10,ALT,Alanine (U/L),1
+S5,A,Screening,-1,ALT,Alanine (U/L),1
+S6,A,Scr,-1,ALT,Alanine (U/L),1
+S1,A,Week 2,2,AST,Aspartate (U/L),1
+S1,C,Week 2,2,CRP,C-reactive (mg/L),1
+S2,C,Week 2,2,CRP,C-reactive (mg/L),1
+S3,C,Week 2,2,CRP,C-reactive (mg/L),1
+";
+        let table = crate::ingest::csv::read_csv(text.as_bytes()).unwrap();
+        let profile = profile_table(&table, Sha256Digest::from_bytes([1; 32]), 3);
+        let strings = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let expected = vec![
+            ProfileWarning::VisitLabelWithSeveralOrders {
+                column: "AVISIT".into(),
+                label: "Week 2".into(),
+                orders: vec![2.0, 3.0],
+            },
+            ProfileWarning::OrderWithSeveralVisitLabels {
+                order_column: "AVISITN".into(),
+                order: -1.0,
+                labels: strings(&["Scr", "Screening"]),
+            },
+            ProfileWarning::OrderWithSeveralVisitLabels {
+                order_column: "AVISITN".into(),
+                order: 4.0,
+                labels: strings(&["Week 4", "Wk 4"]),
+            },
+            ProfileWarning::OrderWithSeveralVisitLabels {
+                order_column: "AVISITN".into(),
+                order: 10.0,
+                labels: strings(&["Baseline", "Day 10"]),
+            },
+            ProfileWarning::LowNCells {
+                parameter: "ALT".into(),
+                threshold: 3,
+                cells: 7,
+                examples: strings(&[
+                    "A / Scr: 1",
+                    "A / Screening: 1",
+                    "A / Week 2: 2",
+                    "A / Week 4: 1",
+                    "B / Baseline: 1",
+                    "B / Day 10: 1",
+                    "B / Wk 4: 1",
+                ]),
+            },
+            ProfileWarning::LowNCells {
+                parameter: "AST".into(),
+                threshold: 3,
+                cells: 1,
+                examples: strings(&["A / Week 2: 1"]),
+            },
+        ];
+        let found: Vec<ProfileWarning> = profile
+            .warnings
+            .into_iter()
+            .filter(|w| {
+                matches!(
+                    w,
+                    ProfileWarning::VisitLabelWithSeveralOrders { .. }
+                        | ProfileWarning::OrderWithSeveralVisitLabels { .. }
+                        | ProfileWarning::LowNCells { .. }
+                )
+            })
+            .collect();
+        assert_eq!(found, expected);
+    }
+
     #[test]
     fn tuple_sets_and_counts_agree_dense_or_sparse() {
         let tuples = [[1, 2, 0], [0, 0, 0], [4, 9, 2], [1, 2, 0], [3, 0, 1]];

@@ -91,35 +91,41 @@ pub(super) fn visit_warnings(
                     .collect(),
             });
         }
-        let mut orders_by_label: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
-        let mut labels_by_order: BTreeMap<u64, BTreeSet<&str>> = BTreeMap::new();
-        for &(group, order) in &label_order_pairs {
-            let label = trimmed.labels[group as usize];
-            orders_by_label.entry(label).or_default().insert(order);
-            labels_by_order.entry(order).or_default().insert(label);
+        // A label with several orders and an order with several labels, found by sorting the
+        // distinct (label, order) pairs two ways rather than keeping a set per label and per
+        // order (with tens of thousands of visits those sets were most of the profile's time).
+        let mut pairs: Vec<(&str, u64)> = label_order_pairs
+            .iter()
+            .map(|&(group, order)| (trimmed.labels[group as usize], order))
+            .collect();
+        pairs.sort_unstable();
+        for run in pairs
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter(|run| run.len() > 1)
+        {
+            let mut orders: Vec<f64> = run
+                .iter()
+                .map(|&(_, order)| f64::from_bits(order))
+                .collect();
+            orders.sort_by(f64::total_cmp);
+            warnings.push(ProfileWarning::VisitLabelWithSeveralOrders {
+                column: visit.label.clone(),
+                label: run[0].0.to_owned(),
+                orders,
+            });
         }
-        for (label, orders) in orders_by_label {
-            if orders.len() > 1 {
-                let mut orders: Vec<f64> = orders.into_iter().map(f64::from_bits).collect();
-                orders.sort_by(f64::total_cmp);
-                warnings.push(ProfileWarning::VisitLabelWithSeveralOrders {
-                    column: visit.label.clone(),
-                    label: label.to_owned(),
-                    orders,
-                });
-            }
-        }
-        let mut several: Vec<(f64, BTreeSet<&str>)> = labels_by_order
-            .into_iter()
-            .filter(|(_, labels)| labels.len() > 1)
-            .map(|(order, labels)| (f64::from_bits(order), labels))
+        pairs.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+        let mut several: Vec<(f64, &[(&str, u64)])> = pairs
+            .chunk_by(|a, b| a.1 == b.1)
+            .filter(|run| run.len() > 1)
+            .map(|run| (f64::from_bits(run[0].1), run))
             .collect();
         several.sort_by(|a, b| a.0.total_cmp(&b.0));
         for (order, labels) in several {
             warnings.push(ProfileWarning::OrderWithSeveralVisitLabels {
                 order_column: order_name.clone(),
                 order,
-                labels: labels.into_iter().map(str::to_owned).collect(),
+                labels: labels.iter().map(|&(label, _)| label.to_owned()).collect(),
             });
         }
     }
@@ -275,29 +281,38 @@ pub(super) fn low_n_warnings(
     for [code, treatment, visit, _] in present.iter() {
         subjects_per_cell.add([code, treatment, visit]);
     }
-    let mut cells: BTreeMap<&str, BTreeMap<(&str, &str), usize>> = BTreeMap::new();
-    for ([code, treatment, visit], n) in subjects_per_cell.iter() {
-        cells.entry(keys.code(code)).or_default().insert(
+    // The cells in (parameter, treatment, visit) order, one sort rather than a map per
+    // parameter; the examples are the first low cells of each parameter.
+    let mut cells: Vec<(&str, &str, &str, usize)> = subjects_per_cell
+        .iter()
+        .map(|([code, treatment, visit], n)| {
             (
+                keys.code(code),
                 treatments.level(treatment).unwrap_or_default(),
                 keys.visit(visit),
-            ),
-            n,
-        );
-    }
-    for (parameter, by_cell) in cells {
-        let low: Vec<String> = by_cell
+                n,
+            )
+        })
+        .collect();
+    cells.sort_unstable();
+    for by_cell in cells.chunk_by(|a, b| a.0 == b.0) {
+        let mut low = by_cell
             .iter()
-            .filter(|(_, &subjects)| subjects < threshold)
-            .map(|((treatment, visit), subjects)| format!("{treatment} / {visit}: {subjects}"))
-            .collect();
-        if !low.is_empty() {
-            warnings.push(ProfileWarning::LowNCells {
-                parameter: parameter.to_owned(),
-                threshold,
-                cells: low.len(),
-                examples: low.into_iter().take(EXAMPLE_CAP).collect(),
-            });
+            .filter(|&&(_, _, _, subjects)| subjects < threshold)
+            .peekable();
+        if low.peek().is_none() {
+            continue;
         }
+        let examples = low
+            .clone()
+            .take(EXAMPLE_CAP)
+            .map(|(_, treatment, visit, subjects)| format!("{treatment} / {visit}: {subjects}"))
+            .collect();
+        warnings.push(ProfileWarning::LowNCells {
+            parameter: by_cell[0].0.to_owned(),
+            threshold,
+            cells: low.count(),
+            examples,
+        });
     }
 }
