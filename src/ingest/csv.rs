@@ -252,22 +252,23 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
     // Where the header record ends (the reader skips blank lines before it): a split of the
     // file must come after it.
     let header_end = header_reader.position().byte() as usize;
-    // Each name is looked up once in a map of the names before it: linear in the header.
-    let mut seen: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
-    for (index, name) in header.iter().enumerate() {
-        if name.trim().is_empty() {
+    // The first problem in header order: an empty name, or a name given twice.
+    let empty = header.iter().position(|name| name.trim().is_empty());
+    let duplicate = first_duplicate(header.iter().map(String::as_str));
+    match (empty, duplicate) {
+        (Some(position), duplicate) if duplicate.is_none_or(|(_, second)| position < second) => {
             return Err(CsvError::EmptyColumnName {
-                position: index + 1,
-            });
+                position: position + 1,
+            })
         }
-        if let Some(&first) = seen.get(name.as_str()) {
+        (_, Some((first, second))) => {
             return Err(CsvError::DuplicateColumnName {
-                name: name.clone(),
+                name: header[second].clone(),
                 first: first + 1,
-                second: index + 1,
-            });
+                second: second + 1,
+            })
         }
-        seen.insert(name, index);
+        _ => {}
     }
     // 3. The records. Every cell is interned as text first: a column's distinct values are
     // then typed once each, instead of parsing every cell as a number.
@@ -322,6 +323,19 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         columns,
         row_count,
     })
+}
+
+/// The first name equal to an earlier one, as (earlier position, its position), 0-based. Each
+/// name is looked up once in a map of the names before it: linear in the number of names.
+fn first_duplicate<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<(usize, usize)> {
+    let mut seen: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
+    for (position, name) in names.into_iter().enumerate() {
+        if let Some(&first) = seen.get(name) {
+            return Some((first, position));
+        }
+        seen.insert(name, position);
+    }
+    None
 }
 
 /// The number of fields of the first record of `window` (blank lines before it skipped, as the
@@ -450,4 +464,45 @@ pub fn write_table_csv(table: &Table, out: impl std::io::Write) -> Result<(), ::
     }
     writer.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    /// Before, each header name was compared with every name before it: n²/2 comparisons, so
+    /// a million names (5 × 10^11 comparisons) would not finish in a test's time. Each name is
+    /// now looked up once.
+    #[test]
+    fn duplicate_header_check_is_linear_in_columns() {
+        let mut names: Vec<String> = (0..1_000_000).map(|i| format!("V{i}")).collect();
+        assert_eq!(first_duplicate(names.iter().map(String::as_str)), None);
+        names.push("V123456".to_owned());
+        assert_eq!(
+            first_duplicate(names.iter().map(String::as_str)),
+            Some((123_456, 1_000_000))
+        );
+    }
+
+    /// The first problem in header order is the one reported.
+    #[test]
+    fn an_empty_name_or_a_repeated_one_whichever_comes_first() {
+        let error = |text: &str| read_csv(text.as_bytes()).unwrap_err();
+        assert_eq!(
+            error("A,,A\n1,2,3\n"),
+            CsvError::EmptyColumnName { position: 2 }
+        );
+        assert_eq!(
+            error("A,A,\n1,2,3\n"),
+            CsvError::DuplicateColumnName {
+                name: "A".into(),
+                first: 1,
+                second: 2
+            }
+        );
+        assert_eq!(
+            error("A, ,B, \n1,2,3,4\n"),
+            CsvError::EmptyColumnName { position: 2 }
+        );
+    }
 }
