@@ -95,6 +95,25 @@ impl ColumnCells {
         }
     }
 
+    /// Switches a text column to numbers when every value so far is a finite number (however
+    /// few they are).
+    pub fn numbers_if_all_numbers(&mut self) {
+        let Self::Text(builder) = self else {
+            return;
+        };
+        if builder.levels().is_empty()
+            || !builder
+                .levels()
+                .iter()
+                .all(|level| matches!(number_shape(level.as_bytes()), NumberShape::Finite(_)))
+        {
+            return;
+        }
+        if let Some(numbers) = numbers_of(&std::mem::take(builder).finish()) {
+            *self = Self::Numbers(numbers);
+        }
+    }
+
     /// Makes room for `additional` more cells.
     pub fn reserve(&mut self, additional: usize) {
         match self {

@@ -255,6 +255,10 @@ pub(super) fn map_in_parallel<T: Send, R: Send>(
 /// Records read before the remaining ones are estimated.
 const SAMPLE_RECORDS: usize = 256;
 
+/// Files with at least this many columns and fewer records than [`SAMPLE_RECORDS`] read their
+/// columns of numbers as numbers from the first record.
+const WIDE_COLUMNS: usize = 1024;
+
 /// A chunk's cells, column by column.
 struct ChunkRead {
     /// Every column's cells; those of the columns in `not_numbers` are incomplete.
@@ -472,6 +476,20 @@ fn read_chunk(
     while at < end {
         // Room for all records at once, instead of the code vectors growing (and being copied)
         // step by step.
+        // A chunk that looks too short for a sample (a few records of many columns): each
+        // column whose first cell is a number goes on as numbers at once. Interning would cost
+        // a dictionary per column for a handful of cells; a column that meets text later is
+        // read again as text, as any column of numbers is.
+        if records == 1 && text_only.len() >= WIDE_COLUMNS {
+            let expected = room_bytes / (at - begin).max(1);
+            if expected < SAMPLE_RECORDS {
+                for (column, &text) in cells.iter_mut().zip(text_only) {
+                    if !text {
+                        column.numbers_if_all_numbers();
+                    }
+                }
+            }
+        }
         if records == SAMPLE_RECORDS {
             let per_record = (at - begin) as f64 / SAMPLE_RECORDS as f64;
             let expected = (room_bytes as f64 / per_record.max(1.0) * 1.05) as usize;
@@ -716,6 +734,59 @@ mod re_read_tests {
             .iter()
             .all(|column| matches!(column.data, ColumnData::Character(_))));
         assert_eq!(table, interned(&text));
+    }
+
+    /// A file of many columns and a few records reads its columns of numbers as numbers from
+    /// the first record; columns that meet text (or a number out of range) later are read again
+    /// as text, once, and the table (or the error) is the one interning gives.
+    #[test]
+    fn a_wide_short_file_reads_numbers_directly_and_gives_the_interned_table() {
+        let columns = 2 * WIDE_COLUMNS;
+        let mut text = (0..columns)
+            .map(|c| format!("C{c}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        text.push('\n');
+        for row in 0..20 {
+            let cells: Vec<String> = (0..columns)
+                .map(|c| match (c % 4, row) {
+                    // Text after numbers, in the last row.
+                    (1, 19) => "late text".to_owned(),
+                    // Missing first, then numbers.
+                    (2, 0) => String::new(),
+                    // Text throughout.
+                    (3, _) => format!("t{row}"),
+                    _ => format!("{}.5", row * c),
+                })
+                .collect();
+            text.push_str(&cells.join(","));
+            text.push('\n');
+        }
+        forget_chunk_reads_of(text.as_bytes());
+        let table = read_csv_with(text.as_bytes(), usize::MAX).unwrap();
+        assert!(chunk_reads_of(text.as_bytes()).values().all(|&n| n <= 2));
+        assert_eq!(table, interned(&text));
+        assert_eq!(
+            read_csv_with(text.as_bytes(), 0).unwrap(),
+            table,
+            "in halves"
+        );
+        let kinds: Vec<bool> = table.columns[..4]
+            .iter()
+            .map(|column| matches!(column.data, ColumnData::Numeric(_)))
+            .collect();
+        assert_eq!(kinds, [true, false, true, false]);
+
+        // A number out of range in a column of numbers is the same error either way.
+        let out_of_range = text.replacen("0.5,", "1e999,", 1);
+        let tuning = |numbers_directly| CsvTuning {
+            parallel_min_bytes: usize::MAX,
+            numbers_directly,
+        };
+        assert_eq!(
+            read_csv_tuned(out_of_range.as_bytes(), tuning(true)).unwrap_err(),
+            read_csv_tuned(out_of_range.as_bytes(), tuning(false)).unwrap_err()
+        );
     }
 
     /// A column of numbers in the second half whose first half is text that is not all numbers
