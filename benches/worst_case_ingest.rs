@@ -1,6 +1,6 @@
 //! Worst-case ingest benchmark (`cargo bench --no-default-features --features ssr --bench
-//! worst_case_ingest`): inputs shaped to hurt the CSV reader and the profile, each read (CSV read
-//! + profile, in this process, median of several runs) against an ordinary file of the same size
+//! worst_case_ingest`): inputs shaped to hurt the CSV reader and the profile, each read and
+//! profiled in this process (median of several runs) against an ordinary file of the same size
 //! (the synthetic demo dataset's rows as CSV, repeated or cut at a line end to that size). Every
 //! input is generated here; nothing is read from disk.
 //!
@@ -34,7 +34,7 @@ const TARGET_RATIO: f64 = 5.0;
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    if values.len() % 2 == 0 {
+    if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
