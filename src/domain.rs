@@ -6,6 +6,7 @@ pub mod digest;
 pub mod ids;
 pub mod matcher;
 pub mod profile;
+pub mod records;
 pub mod revision;
 pub mod spec;
 pub mod statistics;

@@ -4,7 +4,9 @@
 pub mod confirm;
 pub mod csv;
 pub mod demo;
+pub mod draft;
 pub mod profile;
+pub mod records;
 pub mod sas_dates;
 pub mod snapshot;
 pub mod table;

@@ -215,3 +215,113 @@ fn two_runs_and_a_server_on_one_data_directory_do_not_fail_each_others_attempts(
     }
     assert!(served.success(), "the server did not stop cleanly");
 }
+
+#[path = "support/study_shapes.rs"]
+mod study_shapes;
+
+/// Vital signs with three positions and an average per visit, from the command line: the draft
+/// asks which record per subject and visit, "one" is refused with the choices listed, a
+/// position answered with `--set` confirms, and the run is Verified with N equal to subjects in
+/// every cell (R's statistics equal adamviz's own: the independent_statistics check passed).
+#[test]
+fn vital_signs_run_to_verified_with_one_record_per_subject_and_visit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_path = dir.path().join("advs-like.csv");
+    std::fs::write(&data_path, study_shapes::csv(&study_shapes::vital_signs())).unwrap();
+    let data = data_path.to_str().unwrap();
+    let question = "systolic blood pressure by visit and treatment";
+    let draft = stdout(&adamviz(
+        &["spec", "draft", data, "--question", question],
+        dir.path(),
+    ));
+    let draft_json: serde_json::Value = serde_json::from_str(&draft).unwrap();
+    let record_question = draft_json["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["id"] == "records_per_subject_visit")
+        .expect("the draft asks which record per subject and visit");
+    assert_eq!(record_question["proposed"], "DTYPE=AVERAGE");
+    let draft_path = dir.path().join("draft.json");
+    std::fs::write(&draft_path, draft).unwrap();
+
+    let refused = adamviz(
+        &[
+            "spec",
+            "confirm",
+            data,
+            draft_path.to_str().unwrap(),
+            "--set",
+            "records_per_subject_visit=one",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("420 subject × visit combinations still have several records")
+            && stderr.contains("ATPT=AFTER STANDING FOR 1 MINUTE  (ATPT = AFTER STANDING")
+            && stderr.contains("every  (keep every record"),
+        "{stderr}"
+    );
+
+    let confirmed = stdout(&adamviz(
+        &[
+            "spec",
+            "confirm",
+            data,
+            draft_path.to_str().unwrap(),
+            "--set",
+            "records_per_subject_visit=ATPT=AFTER STANDING FOR 1 MINUTE",
+        ],
+        dir.path(),
+    ));
+    let spec_path = dir.path().join("spec.json");
+    std::fs::write(&spec_path, confirmed).unwrap();
+    let run = stdout(&adamviz(
+        &[
+            "run",
+            data,
+            "--spec",
+            spec_path.to_str().unwrap(),
+            "--question",
+            question,
+            "--classification",
+            "synthetic",
+        ],
+        dir.path(),
+    ));
+    assert!(run.contains("status: Verified (version 2)"), "{run}");
+    assert_eq!(run.matches(" Pass").count(), 10, "{run}");
+
+    let database = rusqlite::Connection::open(dir.path().join("data/adamviz.sqlite3")).unwrap();
+    let context: Vec<u8> = database
+        .query_row(
+            "SELECT record FROM evidence_ledger WHERE kind = 'revision_context'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let context: serde_json::Value = serde_json::from_slice(&context).unwrap();
+    let statistics_hash = context["outputs"]["statistics_sha256"].as_str().unwrap();
+    let statistics: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            dir.path()
+                .join("data/objects/sha256")
+                .join(&statistics_hash[..2])
+                .join(&statistics_hash[2..]),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        statistics["records_per_subject_visit"],
+        "ATPT=AFTER STANDING FOR 1 MINUTE"
+    );
+    let cells = statistics["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 15);
+    for cell in cells {
+        assert_eq!(cell["n"], cell["n_subjects"], "{cell}");
+        assert_eq!(cell["n_subjects"], 28, "{cell}");
+    }
+}

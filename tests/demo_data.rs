@@ -3,7 +3,7 @@
 #![cfg(feature = "ssr")]
 
 use adamviz::{
-    domain::{digest::Sha256Digest, matcher::propose_draft},
+    domain::digest::Sha256Digest,
     ingest::{
         confirm::confirm_spec,
         csv::{read_csv, write_table_csv},
@@ -42,7 +42,9 @@ fn the_demo_dataset_goes_from_question_to_snapshot() {
     let hash = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
     let table = read_dataset(&bytes).unwrap();
     let profile = profile_table(&table, hash, 5);
-    let (draft, _) = propose_draft("ALT over time by arm", &profile).unwrap();
+    let draft = adamviz::ingest::draft::draft_spec("ALT over time by arm", &profile, &table)
+        .unwrap()
+        .spec;
     assert_eq!(
         draft.treatment.levels,
         ["Placebo", "Drug Low Dose", "Drug High Dose"]

@@ -12,7 +12,7 @@ mod evidence_kinds;
 use std::{path::PathBuf, sync::Arc};
 
 use adamviz::{
-    domain::{digest::Sha256Digest, matcher::propose_draft, spec::YScale},
+    domain::{digest::Sha256Digest, spec::YScale},
     evidence::{kinds::verify_stored, record::Unverified, revision_context::RevisionContextRecord},
     ingest::{confirm::confirm_spec, profile::profile_table, read_dataset, table::Table},
     runner::{RunFailure, Runner, RunnerConfig},
@@ -53,7 +53,9 @@ fn pilot() -> Pilot {
 /// The pilot's ALT spec, as proposed and confirmed.
 fn alt_spec(pilot: &Pilot) -> adamviz::domain::spec::PlotSpec {
     let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
-    let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+    let draft = adamviz::ingest::draft::draft_spec("ALT over time by arm", &profile, &pilot.table)
+        .unwrap()
+        .spec;
     confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap()
 }
 
@@ -97,7 +99,9 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
     let confirmed = |question: &str| {
-        let draft = propose_draft(question, &profile).unwrap().0;
+        let draft = adamviz::ingest::draft::draft_spec(question, &profile, &pilot.table)
+            .unwrap()
+            .spec;
         confirm_spec(&draft, &pilot.table, pilot.upload.content_hash).unwrap()
     };
     runtime.block_on(async {

@@ -50,7 +50,10 @@ fn pilot() -> &'static Pilot {
 }
 
 fn draft(question: &str) -> PlotSpec {
-    propose_draft(question, &pilot().profile).unwrap().0
+    let p = pilot();
+    adamviz::ingest::draft::draft_spec(question, &p.profile, &p.table)
+        .unwrap()
+        .spec
 }
 
 fn confirmed(question: &str) -> PlotSpec {
@@ -82,7 +85,7 @@ fn subjects_per_cell(snapshot: &Snapshot, treatment: &str, visit: &str) -> usize
 fn alt_over_time_by_arm_matches_the_pilot_counts() {
     let (spec, notes) = propose_draft("ALT over time by arm", &pilot().profile).unwrap();
     assert_eq!(spec.state, SpecState::Draft);
-    assert_eq!(spec.parameter.value, "ALT");
+    assert_eq!(spec.parameter.as_ref().unwrap().value, "ALT");
     assert_eq!(spec.treatment.column, "TRTA");
     assert_eq!(
         spec.treatment.levels,
@@ -133,7 +136,7 @@ fn alt_over_time_by_arm_matches_the_pilot_counts() {
 fn change_from_baseline_in_creatinine_uses_chg_and_leaves_out_baseline() {
     let (spec, notes) =
         propose_draft("change from baseline in creatinine", &pilot().profile).unwrap();
-    assert_eq!(spec.parameter.value, "CREAT");
+    assert_eq!(spec.parameter.as_ref().unwrap().value, "CREAT");
     assert_eq!(spec.value_column, "CHG");
     assert!(!spec.visit.visits.contains(&"Baseline".to_owned()));
     assert!(
@@ -158,7 +161,7 @@ fn change_from_baseline_in_creatinine_uses_chg_and_leaves_out_baseline() {
 #[test]
 fn albumin_week_12_vs_baseline_keeps_just_those_visits_and_not_the_flag_that_drops_baseline() {
     let (spec, notes) = propose_draft("albumin week 12 vs baseline", &pilot().profile).unwrap();
-    assert_eq!(spec.parameter.value, "ALB");
+    assert_eq!(spec.parameter.as_ref().unwrap().value, "ALB");
     assert_eq!(spec.visit.visits, ["Baseline", "Week 12"]);
     assert!(
         spec.filters.iter().all(|f| f.column != "ANL01FL"),
@@ -340,8 +343,15 @@ fn generated_spec(table: &Table) -> PlotSpec {
     let hash = Sha256Digest::from_bytes([7; 32]);
     let profile = profile_table(table, hash, 5);
     let (mut spec, _) = propose_draft("ALT by visit", &profile).unwrap();
+    // Generated values may all be missing (no proposal then); this spec is about the snapshot.
+    spec.parameter = Some(adamviz::domain::spec::ParameterChoice {
+        column: "PARAMCD".into(),
+        value: "ALT".into(),
+        label: None,
+    });
     spec.treatment.levels = vec!["Placebo".into(), "Drug \"A\"".into(), "Drög\\B".into()];
     spec.visit.visits = vec!["Baseline".into(), "Week 1".into(), "Week 2".into()];
+    spec.records_per_subject_visit = Some(adamviz::domain::spec::RecordsPerSubjectVisit::One);
     spec.state = SpecState::Confirmed;
     spec
 }

@@ -288,3 +288,116 @@ fn each_wrong_thing_fails_exactly_its_check() {
     });
     assert!(!verification.passed && verification.failed.contains(&"runner_success".to_owned()));
 }
+
+#[path = "support/study_shapes.rs"]
+mod study_shapes;
+
+/// Runs `spec` over `table` with real R and verifies it; the result and the verdict.
+fn run_and_verify(
+    spec: &adamviz::domain::spec::PlotSpec,
+    table: &adamviz::ingest::table::Table,
+    hash: &Sha256Digest,
+) -> (
+    RunResult,
+    adamviz::verify::execution::ExecutionVerification,
+    adamviz::service::prepare::PreparedExecution,
+) {
+    let prepared = adamviz::service::prepare::prepare_execution(
+        spec,
+        table,
+        hash,
+        adamviz::compiler::ImageSize::default(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let result = runtime.block_on(Runner::new(test_config(dir.path())).run(prepared.run_request()));
+    let mut csv = Vec::new();
+    adamviz::ingest::snapshot::write_csv(&prepared.snapshot, &mut csv).unwrap();
+    let request = seal(
+        ExecutionRequest::new(
+            adamviz::domain::ids::RevisionId::parse(&format!("rev-{}", "c3".repeat(16))).unwrap(),
+            prepared.script.spec_hash,
+            prepared.script.script_hash,
+            sha256(&csv),
+            prepared.snapshot_hash,
+            prepared.image,
+            "2026-12-04T08:40:00.000000Z".to_owned(),
+        ),
+        Sha256Digest::from_bytes([0; 32]),
+    )
+    .unwrap();
+    let verification = verify_execution_result(&VerificationInput {
+        request: &request,
+        spec,
+        snapshot: &prepared.snapshot,
+        script: &prepared.script.bytes,
+        result: &result,
+    });
+    (result, verification, prepared)
+}
+
+/// Vital signs with three positions and an average per visit: a spec that keeps every record
+/// verifies, with R's N of records above its N of subjects; the same records under a spec that
+/// says one record per subject and visit (and nothing else wrong: the script, snapshot and R's
+/// statistics all belong to that spec) fail exactly `independent_statistics`, for its own
+/// reason.
+#[test]
+fn several_records_under_a_one_record_spec_fail_exactly_independent_statistics() {
+    use adamviz::domain::{confirmation::apply_answer, spec::RecordsPerSubjectVisit};
+    let bytes = study_shapes::csv(&study_shapes::vital_signs());
+    let hash = sha256(&bytes);
+    let table = adamviz::ingest::read_dataset(&bytes).unwrap();
+    let profile = adamviz::ingest::profile::profile_table(&table, hash, 5);
+    let mut draft =
+        adamviz::ingest::draft::draft_spec("systolic blood pressure by visit", &profile, &table)
+            .unwrap()
+            .spec;
+    apply_answer(&mut draft, &profile, "records_per_subject_visit", "every").unwrap();
+    let every = adamviz::ingest::confirm::confirm_spec(&draft, &table, hash).unwrap();
+
+    let (result, verification, _) = run_and_verify(&every, &table, &hash);
+    assert_eq!(
+        result.status,
+        RunStatus::Succeeded,
+        "{}",
+        result.stderr.text
+    );
+    assert!(verification.passed, "{verification:#?}");
+    let statistics: serde_json::Value =
+        serde_json::from_slice(&result.output("statistics.json").unwrap().bytes).unwrap();
+    assert_eq!(statistics["records_per_subject_visit"], "every");
+    let first = &statistics["cells"][0];
+    assert_eq!(
+        (first["n"].as_u64(), first["n_subjects"].as_u64()),
+        (Some(112), Some(28))
+    );
+
+    // Same records, a spec that claims one per subject and visit (not through confirmation,
+    // which refuses it): compiled, snapshotted and run for that spec.
+    let mut one = every.clone();
+    one.records_per_subject_visit = Some(RecordsPerSubjectVisit::One);
+    let (result, verification, _) = run_and_verify(&one, &table, &hash);
+    assert_eq!(
+        result.status,
+        RunStatus::Succeeded,
+        "{}",
+        result.stderr.text
+    );
+    assert_eq!(
+        verification.failed,
+        ["independent_statistics"],
+        "{verification:#?}"
+    );
+    let reason = verification
+        .checks
+        .iter()
+        .find(|c| c.name == "independent_statistics")
+        .and_then(|c| c.reason.clone())
+        .unwrap();
+    assert!(
+        reason.starts_with("one_record_per_subject_visit: ")
+            && reason.contains("420 subject × visit combinations"),
+        "{reason}"
+    );
+}

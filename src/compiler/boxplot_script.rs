@@ -101,7 +101,10 @@ pub fn compile_boxplot_script(
     snapshot_hash: &Sha256Digest,
     image: ImageSize,
 ) -> Result<CompiledScript, CompileError> {
-    if spec.state != SpecState::Confirmed {
+    if spec.state != SpecState::Confirmed
+        || spec.parameter.is_none()
+        || spec.records_per_subject_visit.is_none()
+    {
         return Err(CompileError::NotConfirmed);
     }
     let spec_hash = spec.spec_hash()?;
@@ -212,6 +215,11 @@ fn spec_list(
         LowNAction::PointsOnly => "points_only",
         LowNAction::SuppressBox => "suppress_box",
     };
+    // `compile_boxplot_script` refuses a spec that leaves either open.
+    let (Some(parameter), Some(records)) = (&spec.parameter, &spec.records_per_subject_visit)
+    else {
+        unreachable!("a confirmed spec has a parameter and a record choice")
+    };
     call(
         "list",
         vec![
@@ -224,9 +232,9 @@ fn spec_list(
                 call(
                     "list",
                     vec![
-                        named("column", string(spec.parameter.column.as_str())),
-                        named("value", string(spec.parameter.value.as_str())),
-                        named("label", text_or_missing(spec.parameter.label.as_deref())),
+                        named("column", string(parameter.column.as_str())),
+                        named("value", string(parameter.value.as_str())),
+                        named("label", text_or_missing(parameter.label.as_deref())),
                     ],
                 ),
             ),
@@ -247,6 +255,23 @@ fn spec_list(
                     vec![
                         named("column", string(spec.visit.column.as_str())),
                         named("visits", strings(&spec.visit.visits)),
+                    ],
+                ),
+            ),
+            named(
+                "records",
+                call(
+                    "list",
+                    vec![
+                        named(
+                            "keep",
+                            string(if records.requires_one() {
+                                "one"
+                            } else {
+                                "every"
+                            }),
+                        ),
+                        named("choice", string(records.answer_text())),
                     ],
                 ),
             ),

@@ -5,8 +5,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
+    matcher::default_title,
     profile::DatasetProfile,
-    spec::{LowNAction, PlotSpec, RecordFilter, SpecState, VisitOrderSource, YScale},
+    records::{RecordOption, RecordsAnalysis},
+    spec::{
+        LowNAction, ParameterChoice, PlotSpec, RecordFilter, RecordsPerSubjectVisit, SpecState,
+        VisitOrderSource, YScale,
+    },
 };
 
 /// The answers a question allows.
@@ -37,6 +42,22 @@ pub enum AllowedAnswers {
     },
     /// Any non-empty text (`none` for no value where the question says so).
     Text,
+    /// One of the ways to keep one record per subject and visit found in the data
+    /// (`COLUMN=VALUE`), `every`, or another `COLUMN=VALUE`.
+    RecordChoice {
+        /// The options, each with what it does to the selection.
+        options: Vec<RecordOption>,
+    },
+}
+
+/// A choice shown but not allowed, with the reason (e.g. a parameter without numbers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnavailableChoice {
+    /// The choice.
+    pub choice: String,
+    /// Why it cannot be chosen.
+    pub reason: String,
 }
 
 /// One question the user answers or accepts.
@@ -47,10 +68,14 @@ pub struct ConfirmationQuestion {
     pub id: String,
     /// The question as asked.
     pub question: String,
-    /// The proposed answer, in the answer syntax.
-    pub proposed: String,
+    /// The proposed answer, in the answer syntax; `None` when nothing is proposed and the
+    /// question must be answered before the spec can be confirmed.
+    pub proposed: Option<String>,
     /// What may be answered.
     pub allowed: AllowedAnswers,
+    /// Choices that exist in the data but cannot be taken, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<UnavailableChoice>,
     /// Why it is asked.
     pub why: String,
 }
@@ -79,7 +104,7 @@ pub enum AnswerError {
 }
 
 /// The question ids, in the order questions are asked and answers applied.
-pub const QUESTION_IDS: [&str; 12] = [
+pub const QUESTION_IDS: [&str; 13] = [
     "parameter",
     "filters",
     "treatment_variable",
@@ -87,6 +112,7 @@ pub const QUESTION_IDS: [&str; 12] = [
     "value_variable",
     "visit_variable",
     "visits",
+    "records_per_subject_visit",
     "y_scale",
     "unit",
     "low_n_threshold",
@@ -135,17 +161,23 @@ fn low_n_action_text(action: LowNAction) -> &'static str {
     }
 }
 
-/// The questions for `spec` over `profile`, in [`QUESTION_IDS`] order.
+/// The questions for `spec` over `profile`, in [`QUESTION_IDS`] order. `records` is what the
+/// selection holds per subject and visit: the record question is asked when some subject has
+/// several records at a visit (or when the spec already answers it with a choice).
 pub fn confirmation_questions(
     spec: &PlotSpec,
     profile: &DatasetProfile,
+    records: &RecordsAnalysis,
 ) -> Vec<ConfirmationQuestion> {
-    let q = |id: &str, question: &str, proposed: String, allowed, why: &str| ConfirmationQuestion {
-        id: id.to_owned(),
-        question: question.to_owned(),
-        proposed,
-        allowed,
-        why: why.to_owned(),
+    let q = |id: &str, question: &str, proposed: Option<String>, allowed, why: &str| {
+        ConfirmationQuestion {
+            id: id.to_owned(),
+            question: question.to_owned(),
+            proposed,
+            allowed,
+            unavailable: Vec::new(),
+            why: why.to_owned(),
+        }
     };
     let treatment_levels = profile
         .treatment_levels
@@ -166,78 +198,150 @@ pub fn confirmation_questions(
         .chain(&profile.roles.record_flags)
         .cloned()
         .collect();
-    let unit_choices = profile
-        .parameters
-        .iter()
-        .find(|p| p.code == spec.parameter.value)
+    let unit_choices = spec
+        .parameter
+        .as_ref()
+        .and_then(|chosen| profile.parameters.iter().find(|p| p.code == chosen.value))
         .map(|p| p.units.clone())
         .unwrap_or_default();
-    vec![
-        q(
-            "parameter",
-            "Which parameter is plotted?",
-            spec.parameter.value.clone(),
-            AllowedAnswers::OneOf {
-                choices: profile.parameters.iter().map(|p| p.code.clone()).collect(),
-            },
-            "The plot shows one parameter; the question's words were matched to a code or label.",
-        ),
+    let (plottable, not_plottable): (Vec<_>, Vec<_>) = profile
+        .parameters
+        .iter()
+        .partition(|p| p.has_values_in(&spec.value_column));
+    let mut parameter = q(
+        "parameter",
+        "Which parameter is plotted?",
+        spec.parameter.as_ref().map(|p| p.value.clone()),
+        AllowedAnswers::OneOf {
+            choices: plottable.iter().map(|p| p.code.clone()).collect(),
+        },
+        "The plot shows one parameter; the question's words were matched to a code, a label's words or a synonym.",
+    );
+    parameter.unavailable = not_plottable
+        .iter()
+        .map(|p| UnavailableChoice {
+            choice: p.code.clone(),
+            reason: format!(
+                "no numbers in {} ({} records; a text result is not plotted as a boxplot)",
+                spec.value_column, p.records
+            ),
+        })
+        .collect();
+    let (usable_treatments, empty_treatments): (Vec<_>, Vec<_>) =
+        profile.roles.treatment.iter().partition(|t| {
+            profile
+                .treatment_levels
+                .iter()
+                .any(|l| &l.column == *t && !l.levels.is_empty())
+        });
+    let mut treatment_variable = q(
+        "treatment_variable",
+        "Which variable gives the treatment panels?",
+        Some(spec.treatment.column.clone()),
+        AllowedAnswers::OneOf {
+            choices: usable_treatments.into_iter().cloned().collect(),
+        },
+        "Actual and planned treatment can differ for some subjects.",
+    );
+    treatment_variable.unavailable = empty_treatments
+        .into_iter()
+        .map(|t| UnavailableChoice {
+            choice: t.clone(),
+            reason: "every value is missing".to_owned(),
+        })
+        .collect();
+    let (usable_visits, empty_visits): (Vec<_>, Vec<_>) =
+        profile.roles.visit.iter().partition(|v| {
+            profile
+                .visit_levels
+                .iter()
+                .any(|l| l.column == v.label && !l.visits.is_empty())
+        });
+    let mut visit_variable = q(
+        "visit_variable",
+        "Which variable gives the visits?",
+        Some(spec.visit.column.clone()),
+        AllowedAnswers::OneOf {
+            choices: usable_visits.iter().map(|v| v.label.clone()).collect(),
+        },
+        "The visit variable and its order variable set the x axis.",
+    );
+    visit_variable.unavailable = empty_visits
+        .iter()
+        .map(|v| UnavailableChoice {
+            choice: v.label.clone(),
+            reason: "every value is missing".to_owned(),
+        })
+        .collect();
+    let mut questions = vec![
+        parameter,
         q(
             "filters",
             "Which population and record filters apply?",
-            filters_text(&spec.filters),
+            Some(filters_text(&spec.filters)),
             AllowedAnswers::Filters { columns: flag_columns },
             "Filters decide which subjects and records are counted; a record flag can remove the baseline visit.",
         ),
-        q(
-            "treatment_variable",
-            "Which variable gives the treatment panels?",
-            spec.treatment.column.clone(),
-            AllowedAnswers::OneOf {
-                choices: profile.roles.treatment.clone(),
-            },
-            "Actual and planned treatment can differ for some subjects.",
-        ),
+        treatment_variable,
         q(
             "treatment_levels",
             "Which treatment levels are shown, in which panel order?",
-            list_text(&spec.treatment.levels),
+            Some(list_text(&spec.treatment.levels)),
             AllowedAnswers::OrderedSubsetOf { items: treatment_levels },
             "Panel order and the levels kept change the plot; records of other levels are dropped.",
         ),
         q(
             "value_variable",
             "Which value is plotted?",
-            spec.value_column.clone(),
+            Some(spec.value_column.clone()),
             AllowedAnswers::OneOf {
                 choices: profile.roles.value.clone(),
             },
             "Analysis value, change from baseline and percent change answer different questions.",
         ),
-        q(
-            "visit_variable",
-            "Which variable gives the visits?",
-            spec.visit.column.clone(),
-            AllowedAnswers::OneOf {
-                choices: profile.roles.visit.iter().map(|v| v.label.clone()).collect(),
-            },
-            "The visit variable and its order variable set the x axis.",
-        ),
+        visit_variable,
         q(
             "visits",
             "Which visits are shown, in which order?",
-            list_text(&spec.visit.visits),
+            Some(list_text(&spec.visit.visits)),
             AllowedAnswers::OrderedSubsetOf { items: visits },
             "Unscheduled and end-of-treatment visits repeat or scatter scheduled ones; the proposal keeps scheduled visits in order.",
         ),
+    ];
+    let answered_with_a_choice = spec
+        .records_per_subject_visit
+        .as_ref()
+        .is_some_and(|r| *r != RecordsPerSubjectVisit::One);
+    if records.with_several > 0 || answered_with_a_choice {
+        questions.push(q(
+            "records_per_subject_visit",
+            "Which record per subject and visit?",
+            spec.records_per_subject_visit
+                .as_ref()
+                .map(RecordsPerSubjectVisit::answer_text),
+            AllowedAnswers::RecordChoice {
+                options: records.options.clone(),
+            },
+            &format!(
+                "{} of {} subject × visit combinations have several records (time points, positions, a derived average or replicates), e.g. {}. A box that pools them counts a subject several times; keep one record each, or keep every record and let N count records. {}",
+                records.with_several,
+                records.subject_visits,
+                records.examples.join(", "),
+                records.why
+            ),
+        ));
+    }
+    questions.extend([
         q(
             "y_scale",
             "Do the panels share one y axis?",
-            match spec.y_scale {
-                YScale::Fixed => "fixed",
-                YScale::Free => "free",
-            }
-            .to_owned(),
+            Some(
+                match spec.y_scale {
+                    YScale::Fixed => "fixed",
+                    YScale::Free => "free",
+                }
+                .to_owned(),
+            ),
             AllowedAnswers::OneOf {
                 choices: vec!["fixed".to_owned(), "free".to_owned()],
             },
@@ -246,7 +350,7 @@ pub fn confirmation_questions(
         q(
             "unit",
             "Which unit does the y axis show?",
-            spec.unit.clone().unwrap_or_else(|| "none".to_owned()),
+            Some(spec.unit.clone().unwrap_or_else(|| "none".to_owned())),
             if unit_choices.is_empty() {
                 AllowedAnswers::Text
             } else {
@@ -257,14 +361,14 @@ pub fn confirmation_questions(
         q(
             "low_n_threshold",
             "Below how many subjects is a cell low N?",
-            spec.low_n.threshold.to_string(),
+            Some(spec.low_n.threshold.to_string()),
             AllowedAnswers::WholeNumber { min: 1, max: 1000 },
             "A box drawn from very few subjects suggests a spread that is not there.",
         ),
         q(
             "low_n_action",
             "What does a low-N cell show?",
-            low_n_action_text(spec.low_n.below).to_owned(),
+            Some(low_n_action_text(spec.low_n.below).to_owned()),
             AllowedAnswers::OneOf {
                 choices: vec![
                     "annotate".to_owned(),
@@ -277,11 +381,32 @@ pub fn confirmation_questions(
         q(
             "title",
             "What is the title?",
-            spec.title.clone(),
+            Some(spec.title.clone()),
             AllowedAnswers::Text,
             "The title is part of the governed output.",
         ),
-    ]
+    ]);
+    questions
+}
+
+/// The answer `every`, `one` or `COLUMN=VALUE` as a record choice.
+pub fn parse_records_answer(answer: &str) -> Result<RecordsPerSubjectVisit, String> {
+    match answer.trim() {
+        "every" => Ok(RecordsPerSubjectVisit::Every),
+        "one" => Ok(RecordsPerSubjectVisit::One),
+        other => match other.split_once('=') {
+            Some((column, value)) if !column.trim().is_empty() => {
+                Ok(RecordsPerSubjectVisit::OneWhere {
+                    column: column.trim().to_owned(),
+                    value: value.to_owned(),
+                })
+            }
+            _ => Err(
+                "expected every, one, or COLUMN=VALUE (e.g. DTYPE=AVERAGE; DTYPE= for a blank DTYPE)"
+                    .to_owned(),
+            ),
+        },
+    }
 }
 
 /// Applies one answer to a draft spec. Changing the treatment or visit variable resets its
@@ -300,12 +425,37 @@ pub fn apply_answer(
     spec.state = SpecState::Draft;
     match id {
         "parameter" => {
-            spec.parameter.value = answer.to_owned();
-            spec.parameter.label = profile
-                .parameters
-                .iter()
-                .find(|p| p.code == answer)
-                .and_then(|p| p.labels.first().cloned());
+            let column = match (&spec.parameter, profile.roles.parameter_code.first()) {
+                (Some(chosen), _) => chosen.column.clone(),
+                (None, Some(column)) => column.clone(),
+                (None, None) => return Err(malformed("the dataset has no parameter code column")),
+            };
+            let find = |code: &str| profile.parameters.iter().find(|p| p.code == code);
+            let before = spec.parameter.as_ref().and_then(|p| find(&p.value));
+            let after = find(answer);
+            // A title or unit the draft derived from the old parameter follows the new one;
+            // one the user wrote stays.
+            if spec.title == default_title(before, &spec.value_column) {
+                spec.title = default_title(after, &spec.value_column);
+            }
+            let single_unit = |p: Option<&crate::domain::profile::ParameterProfile>| match p
+                .map(|p| p.units.as_slice())
+            {
+                Some([one]) => Some(one.clone()),
+                _ => None,
+            };
+            if spec.unit.is_none() || spec.unit == single_unit(before) {
+                spec.unit = single_unit(after);
+            }
+            spec.parameter = Some(ParameterChoice {
+                column,
+                value: answer.to_owned(),
+                label: after.and_then(|p| p.labels.first().cloned()),
+            });
+        }
+        "records_per_subject_visit" => {
+            spec.records_per_subject_visit =
+                Some(parse_records_answer(answer).map_err(|r| malformed(&r))?)
         }
         "filters" => {
             spec.filters = if answer == "none" {
@@ -338,12 +488,14 @@ pub fn apply_answer(
         "visit_variable" => {
             spec.visit.column = answer.to_owned();
             let visits = profile.visit_levels.iter().find(|v| v.column == answer);
+            // Ordered visits only when there is an order column; without one, all of them in
+            // order of first appearance.
             spec.visit.visits = visits
                 .map(|v| {
                     v.visits
                         .iter()
-                        .filter(|v| v.order.is_some())
-                        .map(|v| v.label.clone())
+                        .filter(|level| v.order_column.is_none() || level.order.is_some())
+                        .map(|level| level.label.clone())
                         .collect()
                 })
                 .unwrap_or_default();

@@ -115,7 +115,7 @@ pub struct CandidateRoles {
 }
 
 /// The levels of one treatment column. Ordered by the numeric companion column (TRTA by TRTAN)
-/// when there is one, else alphabetically.
+/// when there is one, else in order of first appearance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LevelsOf {
@@ -177,6 +177,16 @@ pub struct ParameterProfile {
     pub unit_source: Option<UnitSource>,
     /// True for codes that look derived (a `_` prefix in the CDISC pilot).
     pub derived_looking: bool,
+    /// Non-missing numbers in each numeric value column (AVAL, CHG …) among its records; a
+    /// parameter with none in a column cannot be plotted from it.
+    pub values: std::collections::BTreeMap<String, usize>,
+}
+
+impl ParameterProfile {
+    /// Whether `value_column` holds at least one number for this parameter.
+    pub fn has_values_in(&self, value_column: &str) -> bool {
+        self.values.get(value_column).is_some_and(|n| *n > 0)
+    }
 }
 
 /// A data fact a reviewer must see, with the values or rows concerned.

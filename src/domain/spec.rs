@@ -76,6 +76,43 @@ pub struct VisitChoice {
     pub visits: Vec<String>,
 }
 
+/// Which records of one subject at one visit are plotted, when the selection holds several
+/// (time points, positions, a derived average, replicates). The answer to "Which record per
+/// subject and visit?".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RecordsPerSubjectVisit {
+    /// One record each: the selection already holds at most one record per subject × visit.
+    One,
+    /// One record each: the records whose `column` holds `value` (an empty `value` is a blank
+    /// cell), e.g. `DTYPE = AVERAGE` or `ANL02FL = Y`.
+    OneWhere {
+        /// The column that tells the records apart.
+        column: String,
+        /// The value kept.
+        value: String,
+    },
+    /// Every record is kept: a box pools several records of a subject, so N counts records as
+    /// well as subjects, and the plot says so.
+    Every,
+}
+
+impl RecordsPerSubjectVisit {
+    /// The answer syntax: `one`, `every`, or `COLUMN=VALUE`.
+    pub fn answer_text(&self) -> String {
+        match self {
+            Self::One => "one".to_owned(),
+            Self::Every => "every".to_owned(),
+            Self::OneWhere { column, value } => format!("{column}={value}"),
+        }
+    }
+
+    /// Whether the plot must hold at most one record per subject × visit.
+    pub fn requires_one(&self) -> bool {
+        !matches!(self, Self::Every)
+    }
+}
+
 /// Shared or per-panel y axes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -118,10 +155,13 @@ pub struct PlotSpec {
     pub dataset_content_hash: Sha256Digest,
     /// The user's question, verbatim.
     pub question: String,
-    /// The parameter plotted.
-    pub parameter: ParameterChoice,
+    /// The parameter plotted; `None` in a draft whose question named no plottable parameter
+    /// (the question stays open and confirmation refuses until it is answered).
+    pub parameter: Option<ParameterChoice>,
     /// Population and record filters, all applied (AND).
     pub filters: Vec<RecordFilter>,
+    /// Which record per subject and visit; `None` in a draft while that question is open.
+    pub records_per_subject_visit: Option<RecordsPerSubjectVisit>,
     /// Treatment variable and ordered levels.
     pub treatment: TreatmentChoice,
     /// The numeric column plotted, e.g. AVAL or CHG.
@@ -145,7 +185,24 @@ pub struct PlotSpec {
 #[error("the spec cannot be written as canonical JSON")]
 pub struct CanonicalJsonError(#[source] pub serde_json::Error);
 
+/// A confirmed spec lacks a choice only a draft may leave open.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the spec leaves {0} open; confirm it first (adamviz spec confirm)")]
+pub struct OpenChoice(pub &'static str);
+
 impl PlotSpec {
+    /// The parameter, which a confirmed spec always has.
+    pub fn parameter_choice(&self) -> Result<&ParameterChoice, OpenChoice> {
+        self.parameter.as_ref().ok_or(OpenChoice("the parameter"))
+    }
+
+    /// The record choice, which a confirmed spec always has.
+    pub fn records_choice(&self) -> Result<&RecordsPerSubjectVisit, OpenChoice> {
+        self.records_per_subject_visit
+            .as_ref()
+            .ok_or(OpenChoice("which record per subject and visit"))
+    }
+
     /// RFC 8785 canonical JSON of the spec.
     pub fn canonical_json(&self) -> Result<Vec<u8>, CanonicalJsonError> {
         serde_jcs::to_vec(self).map_err(CanonicalJsonError)

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use super::{
     profile::unit_from_label,
+    records::{record_choice_test, several_records, RecordChoiceError, SelectionColumns},
     table::{ColumnData, Table, TextValues},
 };
 use crate::domain::{
@@ -83,6 +84,35 @@ pub enum SpecError {
         parameter: String,
         /// The data's unit(s).
         found: String,
+    },
+    /// A question without a proposal has not been answered.
+    #[error("{question}: not answered yet ({why})")]
+    Unanswered {
+        /// The question id.
+        question: &'static str,
+        /// What the answer decides.
+        why: &'static str,
+    },
+    /// The record choice does not fit the data.
+    #[error(transparent)]
+    RecordChoice(#[from] RecordChoiceError),
+    /// Every record left has a missing value.
+    #[error("{value_column} is missing in every one of the {records} records left for {parameter}: there is nothing to plot (a text result? choose a parameter with numbers)")]
+    NoValueToPlot {
+        /// The value column.
+        value_column: String,
+        /// The parameter.
+        parameter: String,
+        /// Records left.
+        records: usize,
+    },
+    /// Several records per subject and visit under a spec that keeps one.
+    #[error("records_per_subject_visit: {combinations} subject × visit combinations still have several records, e.g. {}; choose which record to keep (COLUMN=VALUE) or every", examples.join(", "))]
+    SeveralRecordsPerSubjectVisit {
+        /// How many.
+        combinations: usize,
+        /// Some of them.
+        examples: Vec<String>,
     },
     /// The title is blank.
     #[error("title: the title cannot be empty")]
@@ -161,16 +191,44 @@ pub fn confirm_spec(
             data: content_hash,
         });
     }
-    let parameter = text(table, "parameter", &draft.parameter.column, &mut errors);
-    if let Some(codes) = parameter {
-        if codes.code_of(&draft.parameter.value).is_none() {
-            errors.push(SpecError::ValueNotInData {
-                role: "parameter",
-                column: draft.parameter.column.clone(),
-                value: draft.parameter.value.clone(),
+    let parameter = match &draft.parameter {
+        None => {
+            errors.push(SpecError::Unanswered {
+                question: "parameter",
+                why: "which parameter is plotted",
             });
+            None
         }
-    }
+        Some(chosen) => {
+            let codes = text(table, "parameter", &chosen.column, &mut errors);
+            if let Some(codes) = codes {
+                if codes.code_of(&chosen.value).is_none() {
+                    errors.push(SpecError::ValueNotInData {
+                        role: "parameter",
+                        column: chosen.column.clone(),
+                        value: chosen.value.clone(),
+                    });
+                }
+            }
+            codes.map(|codes| (codes, chosen))
+        }
+    };
+    let record_test = match &draft.records_per_subject_visit {
+        None => {
+            errors.push(SpecError::Unanswered {
+                question: "records_per_subject_visit",
+                why: "which record per subject and visit is plotted",
+            });
+            None
+        }
+        Some(choice) => match record_choice_test(choice, table) {
+            Ok(test) => Some((test, choice)),
+            Err(error) => {
+                errors.push(error.into());
+                None
+            }
+        },
+    };
     let mut filters = Vec::new();
     for filter in &draft.filters {
         if let Some(values) = text(table, "filters", &filter.column, &mut errors) {
@@ -259,22 +317,37 @@ pub fn confirm_spec(
     }
 
     // Records left, and the units they carry, once every column is known to be usable.
-    if let (Some(codes), Some(treatments), Some(visit_labels)) = (parameter, treatment, visits) {
-        let levels: HashSet<&str> = draft.treatment.levels.iter().map(String::as_str).collect();
-        let kept_visits: HashSet<&str> = draft.visit.visits.iter().map(String::as_str).collect();
-        let kept = |row: usize| {
-            codes.get(row) == Some(draft.parameter.value.as_str())
-                && treatments.get(row).is_some_and(|t| levels.contains(t))
-                && visit_labels
-                    .get(row)
-                    .is_some_and(|v| kept_visits.contains(v.trim()))
-                && filters
-                    .iter()
-                    .all(|(values, allowed)| values.get(row).is_some_and(|v| allowed.contains(v)))
-        };
-        let rows: Vec<usize> = (0..table.row_count).filter(|&row| kept(row)).collect();
+    let selection = SelectionColumns::resolve(draft, table);
+    if let (Some(columns), Some((_, chosen)), Some((record_test, choice))) =
+        (selection, parameter, &record_test)
+    {
+        let rows: Vec<usize> = columns
+            .rows(table.row_count)
+            .into_iter()
+            .filter(|&row| record_test.keeps(row))
+            .collect();
         if rows.is_empty() && errors.is_empty() {
             errors.push(SpecError::NoRecordLeft);
+        }
+        if let Some(ColumnData::Numeric(values)) =
+            table.column(&draft.value_column).map(|c| &c.data)
+        {
+            if !rows.is_empty() && rows.iter().all(|&row| values.value(row).is_none()) {
+                errors.push(SpecError::NoValueToPlot {
+                    value_column: draft.value_column.clone(),
+                    parameter: chosen.value.clone(),
+                    records: rows.len(),
+                });
+            }
+        }
+        if choice.requires_one() {
+            let (combinations, examples) = several_records(draft, &columns, &rows);
+            if combinations > 0 {
+                errors.push(SpecError::SeveralRecordsPerSubjectVisit {
+                    combinations,
+                    examples: examples.into_iter().take(3).collect(),
+                });
+            }
         }
         if let Some(unit) = &draft.unit {
             let unit_column = ["AVALU", "LBSTRESU", "PARAMU"].iter().find_map(|name| {
@@ -299,7 +372,7 @@ pub fn confirm_spec(
             if !found.is_empty() && found != [unit.as_str()] {
                 errors.push(SpecError::UnitContradictsData {
                     given: unit.clone(),
-                    parameter: draft.parameter.value.clone(),
+                    parameter: chosen.value.clone(),
                     found: found.join(", "),
                 });
             }

@@ -297,7 +297,8 @@ fn keep_smallest(current: &mut Option<f64>, order: Option<f64>) {
     }
 }
 
-/// Treatment levels ordered by the `…N` companion column (TRTA → TRTAN), else alphabetically.
+/// Treatment levels ordered by the `…N` companion column (TRTA → TRTAN), else in order of first
+/// appearance.
 fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
     let values = text_column(table, column)?;
     let order_name = format!("{column}N");
@@ -314,7 +315,12 @@ fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
         .zip(&smallest[1..])
         .map(|(level, order)| (&**level, *order))
         .collect();
-    levels.sort_by(|a, b| order_missing_last(a.1, b.1).then(a.0.cmp(b.0)));
+    // Without an order column the levels stay in order of first appearance (a stable sort on
+    // nothing): alphabetical order would put "Xanomeline High Dose" before "Placebo" for no
+    // reason a reader could see.
+    if order.is_some() {
+        levels.sort_by(|a, b| order_missing_last(a.1, b.1).then(a.0.cmp(b.0)));
+    }
     Some(LevelsOf {
         column: column.to_owned(),
         order_column: order.map(|_| order_name),
@@ -357,7 +363,8 @@ impl<'a> TrimmedLabels<'a> {
     }
 }
 
-/// Visits (blank-trimmed) with their smallest order value, in order; unordered ones last.
+/// Visits (blank-trimmed) with their smallest order value, in order; unordered ones last. With no
+/// order column, in order of first appearance.
 fn visit_levels(table: &Table, visit: &VisitCandidate) -> Option<VisitsOf> {
     let labels = text_column(table, &visit.label)?;
     let orders = visit
@@ -384,7 +391,11 @@ fn visit_levels(table: &Table, visit: &VisitCandidate) -> Option<VisitsOf> {
             records,
         })
         .collect();
-    visits.sort_by(|a, b| order_missing_last(a.order, b.order).then(a.label.cmp(&b.label)));
+    // Without an order column the visits stay in order of first appearance ("Week 12" would
+    // sort before "Week 2" by label).
+    if orders.is_some() {
+        visits.sort_by(|a, b| order_missing_last(a.order, b.order).then(a.label.cmp(&b.label)));
+    }
     Some(VisitsOf {
         column: visit.label.clone(),
         order_column: orders.and(visit.order.clone()),
@@ -414,6 +425,7 @@ fn parameter_profiles(
         records: usize,
         labels: BTreeSet<&'a str>,
         column_units: BTreeSet<&'a str>,
+        values: BTreeMap<&'a str, usize>,
     }
     // Pairs first (cheap integer work per row), strings once per distinct pair.
     let mut records: Vec<usize> = vec![0; codes.levels().len() + 1];
@@ -432,9 +444,27 @@ fn parameter_profiles(
             unit_pairs.insert([code, units.code(row)]);
         }
     }
+    // Non-missing values of each value column per code: a parameter whose AVAL is empty
+    // (a text result such as an ECG interpretation) cannot be plotted from AVAL.
+    let value_counts: Vec<(&str, Vec<usize>)> = roles
+        .value
+        .iter()
+        .filter_map(|name| Some((name.as_str(), numeric_column(table, name)?)))
+        .map(|(name, values)| {
+            let mut counts = vec![0; codes.levels().len() + 1];
+            for (&code, value) in codes.codes().iter().zip(values.values()) {
+                counts[code as usize] += usize::from(value.is_some());
+            }
+            (name, counts)
+        })
+        .collect();
     let mut by_code: BTreeMap<&str, Acc> = BTreeMap::new();
     for (index, level) in codes.levels().iter().enumerate() {
-        by_code.entry(level).or_default().records = records[index + 1];
+        let acc = by_code.entry(level).or_default();
+        acc.records = records[index + 1];
+        for (name, counts) in &value_counts {
+            *acc.values.entry(name).or_default() += counts[index + 1];
+        }
     }
     for [code, label] in label_pairs.iter() {
         if let (Some(code), Some(label)) = (codes.level(code), labels.and_then(|l| l.level(label)))
@@ -483,6 +513,11 @@ fn parameter_profiles(
                 units,
                 unit_source,
                 derived_looking: code.starts_with('_'),
+                values: acc
+                    .values
+                    .iter()
+                    .map(|(name, count)| ((*name).to_owned(), *count))
+                    .collect(),
             }
         })
         .collect()

@@ -94,6 +94,12 @@ pub enum SnapshotError {
     /// Snapshots are taken of confirmed specs only.
     #[error("the spec is a draft; confirm it first (adamviz spec confirm)")]
     NotConfirmed,
+    /// A confirmed spec cannot leave a choice open.
+    #[error(transparent)]
+    OpenChoice(#[from] crate::domain::spec::OpenChoice),
+    /// The record choice does not fit the table.
+    #[error(transparent)]
+    RecordChoice(#[from] super::records::RecordChoiceError),
     /// The spec no longer fits the table (it was confirmed against other data).
     #[error("column {column:?} ({role}) is missing or has the wrong type; confirm the spec against this dataset")]
     ColumnMismatch {
@@ -137,7 +143,9 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
     if spec.state != SpecState::Confirmed {
         return Err(SnapshotError::NotConfirmed);
     }
-    let codes = text_of(table, &spec.parameter.column, "parameter")?;
+    let parameter = spec.parameter_choice()?;
+    let record_test = super::records::record_choice_test(spec.records_choice()?, table)?;
+    let codes = text_of(table, &parameter.column, "parameter")?;
     let subjects = text_of(table, &spec.subject_column, "subject")?;
     let treatments = text_of(table, &spec.treatment.column, "treatment")?;
     let visits = text_of(table, &spec.visit.column, "visit")?;
@@ -177,7 +185,7 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
     }
     let mut selected: Vec<Selected> = Vec::new();
     for row in 0..table.row_count {
-        if codes.get(row) != Some(spec.parameter.value.as_str()) {
+        if codes.get(row) != Some(parameter.value.as_str()) || !record_test.keeps(row) {
             continue;
         }
         if !filters.iter().all(|(column, allowed)| {

@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::independent_statistics::{compare_with_r, compute_cell_statistics};
+use super::independent_statistics::{
+    compare_with_r, compute_cell_statistics, several_records_per_subject_visit,
+};
 use crate::{
     compiler::compile_boxplot_script,
     domain::{digest::Sha256Digest, spec::PlotSpec},
@@ -348,13 +350,35 @@ fn check_environment_fingerprint(input: &VerificationInput<'_>) -> Result<(), St
     }
 }
 
-/// adamviz's own statistics from the supplied records equal R's (relative 1e-9), and R echoes
-/// the confirmed levels and visits.
+/// adamviz's own statistics from the supplied records equal R's (relative 1e-9), R echoes the
+/// confirmed levels, visits and record choice, and — unless the spec keeps every record — the
+/// records hold one per subject × visit (reason `one_record_per_subject_visit`).
 fn check_independent_statistics(input: &VerificationInput<'_>) -> Result<(), String> {
     let statistics: serde_json::Value = serde_json::from_slice(output(input, "statistics.json")?)
         .map_err(|e| format!("statistics.json: {e}"))?;
     let ours = compute_cell_statistics(input.spec, input.snapshot).map_err(|e| e.to_string())?;
+    let records = input.spec.records_choice().map_err(|e| e.to_string())?;
+    // A box must not pool several records of one subject unless the spec says every record.
+    if records.requires_one() {
+        let several =
+            several_records_per_subject_visit(input.snapshot).map_err(|e| e.to_string())?;
+        if !several.is_empty() {
+            return Err(format!(
+                "one_record_per_subject_visit: the spec keeps one record per subject and visit ({}), but the records supplied hold several for {} subject × visit combinations, e.g. {}",
+                records.answer_text(),
+                several.len(),
+                several.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
     let mut differences = compare_with_r(&ours, &statistics["cells"]);
+    if statistics["records_per_subject_visit"].as_str() != Some(records.answer_text().as_str()) {
+        differences.push(format!(
+            "R's records_per_subject_visit {} differs from the spec's {:?}",
+            statistics["records_per_subject_visit"],
+            records.answer_text()
+        ));
+    }
     if statistics["treatment_levels"] != serde_json::json!(input.spec.treatment.levels) {
         differences.push("treatment levels differ from the spec".to_owned());
     }

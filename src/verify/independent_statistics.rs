@@ -90,6 +90,53 @@ pub fn compute_cell_statistics(
     Ok(cells)
 }
 
+/// The subject × treatment × visit combinations with more than one record in `snapshot`, as
+/// "subject / visit: n records", in snapshot order.
+pub fn several_records_per_subject_visit(
+    snapshot: &Snapshot,
+) -> Result<Vec<String>, IndependentStatisticsError> {
+    let position = |role: &'static str| {
+        snapshot
+            .columns
+            .iter()
+            .position(|c| c.role == role)
+            .ok_or(IndependentStatisticsError::MissingRole { role })
+    };
+    let (subject, treatment, visit) = (
+        position("subject")?,
+        position("treatment")?,
+        position("visit")?,
+    );
+    type SubjectTreatmentVisit = (Option<String>, Option<String>, Option<String>);
+    let mut counts: Vec<(SubjectTreatmentVisit, usize)> = Vec::new();
+    let mut index: HashMap<SubjectTreatmentVisit, usize> = HashMap::new();
+    for row in &snapshot.rows {
+        let key = (
+            text_of(&row[subject]),
+            text_of(&row[treatment]),
+            text_of(&row[visit]),
+        );
+        match index.get(&key) {
+            Some(&at) => counts[at].1 += 1,
+            None => {
+                index.insert(key.clone(), counts.len());
+                counts.push((key, 1));
+            }
+        }
+    }
+    Ok(counts
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|((subject, _, visit), n)| {
+            format!(
+                "{} / {}: {n} records",
+                subject.unwrap_or_default(),
+                visit.unwrap_or_default()
+            )
+        })
+        .collect())
+}
+
 /// A number of R's statistics JSON: a JSON number, or `"Inf"` / `"-Inf"` (JSON has no
 /// infinities).
 fn reported_number(value: &serde_json::Value) -> Option<f64> {

@@ -8,10 +8,9 @@ use adamviz::{
     compiler::{compile_boxplot_script, CompiledScript, ImageSize},
     domain::{
         digest::Sha256Digest,
-        matcher::propose_draft,
         spec::{
-            LowNAction, LowNPolicy, ParameterChoice, PlotSpec, SpecState, TreatmentChoice,
-            VisitChoice, VisitOrderSource, YScale,
+            LowNAction, LowNPolicy, ParameterChoice, PlotSpec, RecordsPerSubjectVisit, SpecState,
+            TreatmentChoice, VisitChoice, VisitOrderSource, YScale,
         },
     },
     ingest::{
@@ -61,12 +60,13 @@ pub fn spec_from(texts: &SpecTexts, y_scale: YScale, below: LowNAction) -> PlotS
         state: SpecState::Confirmed,
         dataset_content_hash: Sha256Digest::from_bytes([7; 32]),
         question: texts.question.clone(),
-        parameter: ParameterChoice {
+        parameter: Some(ParameterChoice {
             column: "PARAMCD".into(),
             value: "GLUC".into(),
             label: Some("Glucose".into()),
-        },
+        }),
         filters: Vec::new(),
+        records_per_subject_visit: Some(RecordsPerSubjectVisit::One),
         treatment: TreatmentChoice {
             column: texts.treatment_column.clone(),
             levels: texts.levels.clone(),
@@ -163,7 +163,9 @@ pub fn pilot_alt() -> &'static (PlotSpec, PreparedExecution) {
         let hash = Sha256Digest::from_bytes(Sha256::digest(&bytes).into());
         let table = read_dataset(&bytes).unwrap();
         let profile = profile_table(&table, hash, 5);
-        let draft = propose_draft("ALT over time by arm", &profile).unwrap().0;
+        let draft = adamviz::ingest::draft::draft_spec("ALT over time by arm", &profile, &table)
+            .unwrap()
+            .spec;
         let spec = confirm_spec(&draft, &table, hash).unwrap();
         let prepared = prepare_execution(&spec, &table, &hash, ImageSize::default()).unwrap();
         (spec, prepared)

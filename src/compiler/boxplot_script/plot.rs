@@ -160,6 +160,25 @@ fn boxes_palette_and_labels() -> Vec<RStatement> {
             ),
         ),
         assign("footnote", footnote()),
+        expr(if_else(
+            call_positional(
+                "identical",
+                vec![field("spec", &["records", "keep"]), string("every")],
+            ),
+            block(vec![assign(
+                "footnote",
+                call_positional(
+                    "paste0",
+                    vec![
+                        name("footnote"),
+                        string(
+                            "\nEvery record per subject and visit is kept: a box pools several records of a subject; N shows subjects (records).",
+                        ),
+                    ],
+                ),
+            )]),
+            None,
+        )),
         assign(
             "caption",
             call_positional(
@@ -342,6 +361,45 @@ fn low_n_annotations() -> RStatement {
     )
 }
 
+/// Each cell's N as the table shows it: subjects, and the records in parentheses whenever
+/// they differ (several records of a subject at a visit); the row is then labelled so.
+fn n_labels() -> Vec<RStatement> {
+    let differs = binary(
+        BinaryOp::NotEqual,
+        dollar(name("cells"), "n"),
+        dollar(name("cells"), "n_subjects"),
+    );
+    vec![
+        RStatement::Assign(
+            dollar(name("cells"), "n_label"),
+            call_positional(
+                "ifelse",
+                vec![
+                    differs.clone(),
+                    call_positional(
+                        "paste0",
+                        vec![
+                            dollar(name("cells"), "n_subjects"),
+                            string("\n("),
+                            dollar(name("cells"), "n"),
+                            string(")"),
+                        ],
+                    ),
+                    call_positional("as.character", vec![dollar(name("cells"), "n_subjects")]),
+                ],
+            ),
+        ),
+        assign(
+            "n_row_label",
+            if_else(
+                call_positional("any", vec![differs]),
+                string("N subjects (records)"),
+                Some(string("N")),
+            ),
+        ),
+    ]
+}
+
 /// The N per cell (subjects), as a row of text aligned under the panels.
 fn n_table() -> RExpr {
     layers(
@@ -353,8 +411,8 @@ fn n_table() -> RExpr {
                     "aes",
                     vec![
                         named("x", name("visit")),
-                        named("y", string("N")),
-                        named("label", name("n_subjects")),
+                        named("y", name("n_row_label")),
+                        named("label", name("n_label")),
                     ],
                 )),
             ],
@@ -434,9 +492,9 @@ pub(super) fn plot_function() -> Vec<RStatement> {
         assign("plot", boxplot_panels()),
         low_n_points(),
         low_n_annotations(),
-        assign("n_table", n_table()),
-        panels_over_table(),
     ]);
+    body.extend(n_labels());
+    body.extend([assign("n_table", n_table()), panels_over_table()]);
     vec![
         comment(
             "The plot object: boxplots of the value by visit, one panel per treatment, the\n\

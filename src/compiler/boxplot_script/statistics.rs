@@ -182,7 +182,7 @@ pub(super) fn statistics_function() -> Vec<RStatement> {
                     expr(call(
                         "list",
                         vec![
-                            named("version", string("boxplot-statistics-v1")),
+                            named("version", string("boxplot-statistics-v2")),
                             named("spec_hash", field("spec", &["spec_hash"])),
                             named("snapshot_hash", field("spec", &["snapshot_hash"])),
                             named("question", field("spec", &["question"])),
@@ -202,6 +202,10 @@ pub(super) fn statistics_function() -> Vec<RStatement> {
                             named("subject_column", field("spec", &["subject_column"])),
                             named("unit", field("spec", &["unit"])),
                             named("low_n", field("spec", &["low_n"])),
+                            named(
+                                "records_per_subject_visit",
+                                field("spec", &["records", "choice"]),
+                            ),
                             named("cells", name("cells")),
                         ],
                     )),
@@ -289,7 +293,7 @@ pub(super) fn statistics_json_function() -> Vec<RStatement> {
     );
     vec![
         comment(
-            "The statistics object as JSON (boxplot-statistics-v1): numbers exact, missing as null.",
+            "The statistics object as JSON (boxplot-statistics-v2): numbers exact, missing as null.",
         ),
         assign(
             "boxplot_statistics_json",

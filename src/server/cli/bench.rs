@@ -20,7 +20,7 @@ use clap::Args;
 use sha2::{Digest, Sha256};
 
 use crate::{
-    domain::{digest::Sha256Digest, matcher::propose_draft, profile::DEFAULT_LOW_N_THRESHOLD},
+    domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
     ingest::{
         confirm::confirm_spec,
         csv::write_table_csv,
@@ -561,7 +561,7 @@ fn bench_snapshot(
     targets: &mut Vec<String>,
 ) -> anyhow::Result<()> {
     let profile = profile_table(big, content_hash, DEFAULT_LOW_N_THRESHOLD);
-    let (draft, _) = propose_draft("ALT over time by arm", &profile)?;
+    let draft = crate::ingest::draft::draft_spec("ALT over time by arm", &profile, big)?.spec;
     let spec = confirm_spec(&draft, big, content_hash).map_err(|errors| {
         anyhow::anyhow!(
             "the ALT spec does not confirm on the larger copy: {}",

@@ -14,7 +14,7 @@ use super::bench::median;
 
 use crate::{
     compiler::ImageSize,
-    domain::{matcher::propose_draft, profile::DEFAULT_LOW_N_THRESHOLD},
+    domain::profile::DEFAULT_LOW_N_THRESHOLD,
     ingest::{confirm::confirm_spec, profile::profile_table, snapshot::write_csv},
     runner::{RunStatus, Runner, RunnerConfig},
     service::prepare::prepare_execution,
@@ -46,7 +46,7 @@ pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
     );
     let table = crate::ingest::read_dataset(&bytes)?;
     let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
-    let (draft, _) = propose_draft(&args.question, &profile)?;
+    let draft = crate::ingest::draft::draft_spec(&args.question, &profile, &table)?.spec;
     let spec = match confirm_spec(&draft, &table, content_hash) {
         Ok(spec) => spec,
         Err(errors) => bail!("the proposed spec does not confirm: {errors:?}"),

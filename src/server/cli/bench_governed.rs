@@ -12,7 +12,7 @@ use clap::Args;
 use super::bench::median;
 
 use crate::{
-    domain::{digest::Sha256Digest, matcher::propose_draft, profile::DEFAULT_LOW_N_THRESHOLD},
+    domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
     ingest::{confirm::confirm_spec, profile::profile_table},
     runner::{Runner, RunnerConfig},
     service::execution::{ExecutionService, UploadInfo},
@@ -53,7 +53,7 @@ impl GovernedFixture {
             Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&*bytes).into());
         let table = crate::ingest::read_dataset(&bytes)?;
         let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
-        let (draft, _) = propose_draft(question, &profile)?;
+        let draft = crate::ingest::draft::draft_spec(question, &profile, &table)?.spec;
         let spec = match confirm_spec(&draft, &table, content_hash) {
             Ok(spec) => spec,
             Err(errors) => bail!("the proposed spec does not confirm: {errors:?}"),

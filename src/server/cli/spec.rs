@@ -5,19 +5,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::{
     domain::{
-        confirmation::{apply_answer, confirmation_questions, ConfirmationQuestion, QUESTION_IDS},
+        confirmation::{apply_answer, AllowedAnswers, QUESTION_IDS},
         digest::Sha256Digest,
-        matcher::{propose_draft, MatchNote},
         profile::{DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
         spec::PlotSpec,
     },
     ingest::{
-        confirm::confirm_spec,
+        confirm::{confirm_spec, SpecError},
+        draft::{draft_spec, questions_for},
         profile::profile_table,
         read_dataset,
         snapshot::{snapshot_hash, take_snapshot, write_canonical, write_csv},
@@ -59,14 +58,6 @@ pub struct SnapshotArgs {
     /// Directory for snapshot.csv and snapshot.json (created if needed).
     #[arg(long, default_value = ".")]
     pub out: PathBuf,
-}
-
-/// What `spec draft` prints.
-#[derive(Debug, Serialize)]
-struct DraftOutput<'a> {
-    spec: &'a PlotSpec,
-    matches: &'a [MatchNote],
-    questions: &'a [ConfirmationQuestion],
 }
 
 /// A dataset read from disk, with its content hash.
@@ -112,14 +103,14 @@ pub fn run_spec(command: SpecCommand) -> anyhow::Result<()> {
         SpecCommand::Draft { file, question } => {
             let dataset = load(&file)?;
             let profile = profile(&dataset);
-            let (spec, matches) = propose_draft(&question, &profile)?;
-            let questions = confirmation_questions(&spec, &profile);
-            let output = DraftOutput {
-                spec: &spec,
-                matches: &matches,
-                questions: &questions,
-            };
-            println!("{}", serde_json::to_string_pretty(&output)?);
+            let draft = draft_spec(&question, &profile, &dataset.table)?;
+            println!("{}", serde_json::to_string_pretty(&draft)?);
+            if !draft.open_questions.is_empty() {
+                eprintln!(
+                    "open questions (answer with spec confirm --set QUESTION=ANSWER): {}",
+                    draft.open_questions.join(", ")
+                );
+            }
             Ok(())
         }
         SpecCommand::Confirm {
@@ -158,7 +149,21 @@ pub fn run_spec(command: SpecCommand) -> anyhow::Result<()> {
                     Ok(())
                 }
                 Err(errors) => {
-                    let lines: Vec<String> = errors.iter().map(|e| format!("  - {e}")).collect();
+                    let mut lines: Vec<String> =
+                        errors.iter().map(|e| format!("  - {e}")).collect();
+                    let about_records = errors.iter().any(|e| {
+                        matches!(
+                            e,
+                            SpecError::SeveralRecordsPerSubjectVisit { .. }
+                                | SpecError::Unanswered {
+                                    question: "records_per_subject_visit",
+                                    ..
+                                }
+                        )
+                    });
+                    if about_records {
+                        lines.push(records_choices(&spec, &profile, &dataset.table));
+                    }
                     bail!(
                         "the spec cannot be confirmed ({} problems):\n{}",
                         errors.len(),
@@ -168,6 +173,23 @@ pub fn run_spec(command: SpecCommand) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// The answers "Which record per subject and visit?" allows for `spec`, one per line.
+fn records_choices(spec: &PlotSpec, profile: &DatasetProfile, table: &Table) -> String {
+    let (questions, _) = questions_for(spec, profile, table);
+    let options = questions.iter().find_map(|q| match &q.allowed {
+        AllowedAnswers::RecordChoice { options } => Some(options),
+        _ => None,
+    });
+    let mut text = "answer with --set records_per_subject_visit=ANSWER, one of:".to_owned();
+    for option in options.into_iter().flatten() {
+        text.push_str(&format!(
+            "\n      {}  ({})",
+            option.answer, option.description
+        ));
+    }
+    text
 }
 
 /// Runs `adamviz snapshot`.
