@@ -1,5 +1,6 @@
 //! Pure domain types shared by the server and the browser: no HTTP, SQL, files or processes.
 
+pub mod account;
 pub mod classification;
 pub mod confirmation;
 pub mod digest;

@@ -1,6 +1,7 @@
 //! Application services (ssr only): the steps of the flow that combine storage and domain
 //! logic. A server function or CLI command calls one of these; they know nothing of HTTP.
 
+pub mod accounts;
 pub mod execution;
 pub mod prepare;
 pub mod startup;

@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod profile;
 pub mod run;
 pub mod spec;
+pub mod users;
 
 /// adamviz: governed clinical-trial plots from ADaM data.
 #[derive(Debug, Parser)]
@@ -55,6 +56,9 @@ pub enum Command {
     /// The evidence ledger.
     #[command(subcommand)]
     Ledger(ledger::LedgerCommand),
+    /// Accounts: add, list, disable, set a password.
+    #[command(subcommand)]
+    Users(users::UsersCommand),
 }
 
 /// Options of `adamviz serve`.
@@ -96,6 +100,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ledger(command) => ledger::run(command),
         Command::Run(args) => run::run_governed(args).await,
         Command::Revisions(command) => run::run_revisions(command),
+        Command::Users(command) => users::run(command),
     }
 }
 

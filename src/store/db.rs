@@ -34,6 +34,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "row_rules",
         include_str!("migrations/0004_row_rules.sql"),
     ),
+    (5, "accounts", include_str!("migrations/0005_accounts.sql")),
 ];
 
 /// Opens the database file at `path` for reading only: no migration, no change of journal mode

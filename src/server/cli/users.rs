@@ -1,0 +1,129 @@
+//! `adamviz users add|list|disable|set-password`: accounts from the command line. Passwords
+//! are read from the terminal without echo, or from stdin when it is not a terminal; they are
+//! never taken as arguments (they would land in the shell history and the process list).
+
+use std::{io::IsTerminal, path::PathBuf};
+
+use anyhow::Context as _;
+use clap::Subcommand;
+
+use super::run::DataDirArg;
+use crate::{domain::account::Role, service::accounts, store::db::Database};
+
+/// `adamviz users …`.
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// Create an account (password from the terminal, or stdin when not a terminal).
+    Add {
+        /// The account name (letters, digits, '.', '_', '-').
+        name: String,
+        /// A role: author, reviewer or admin (repeatable).
+        #[arg(long = "role", required = true, value_parser = parse_role)]
+        roles: Vec<Role>,
+        /// The data directory.
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Every account with its roles and whether it is disabled.
+    List(DataDirArg),
+    /// Disable an account: it cannot log in and its sessions end at once.
+    Disable {
+        /// The account name.
+        name: String,
+        /// The data directory.
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Set a new password (from the terminal, or stdin when not a terminal).
+    SetPassword {
+        /// The account name.
+        name: String,
+        /// The data directory.
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+}
+
+fn parse_role(text: &str) -> Result<Role, String> {
+    text.parse()
+}
+
+/// The new password: asked twice on a terminal, one line of stdin otherwise.
+fn read_new_password() -> anyhow::Result<String> {
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("Password (at least 12 characters): ")?;
+        let again = rpassword::prompt_password("Password again: ")?;
+        anyhow::ensure!(first == again, "the two passwords differ");
+        Ok(first)
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .context("cannot read the password from stdin")?;
+        Ok(line.trim_end_matches(['\n', '\r']).to_owned())
+    }
+}
+
+fn open(data_dir: &PathBuf) -> anyhow::Result<Database> {
+    Database::open_in(data_dir)
+        .with_context(|| format!("cannot open the database in {}", data_dir.display()))
+}
+
+/// Runs `adamviz users …`.
+pub fn run(command: UsersCommand) -> anyhow::Result<()> {
+    let now = accounts::now();
+    let actor_host = Some("command line");
+    match command {
+        UsersCommand::Add { name, roles, data } => {
+            let password = read_new_password()?;
+            let database = open(&data.data_dir)?;
+            let mut connection = database.connection()?;
+            let account = accounts::create_account(
+                &mut connection,
+                &name,
+                &password,
+                &roles,
+                None,
+                actor_host,
+                now,
+            )?;
+            println!("created {} ({})", account.name, roles_text(&account.roles));
+        }
+        UsersCommand::List(data) => {
+            let database = open(&data.data_dir)?;
+            let connection = database.connection()?;
+            for account in accounts::list_accounts(&connection)? {
+                println!(
+                    "{:<24} {:<24} {}{}",
+                    account.name,
+                    roles_text(&account.roles),
+                    account.created_at,
+                    if account.disabled { "  disabled" } else { "" }
+                );
+            }
+        }
+        UsersCommand::Disable { name, data } => {
+            let database = open(&data.data_dir)?;
+            let mut connection = database.connection()?;
+            let account = accounts::disable_account(&mut connection, &name, None, actor_host, now)?;
+            println!("disabled {}; its sessions are ended", account.name);
+        }
+        UsersCommand::SetPassword { name, data } => {
+            let password = read_new_password()?;
+            let database = open(&data.data_dir)?;
+            let mut connection = database.connection()?;
+            let account =
+                accounts::set_password(&mut connection, &name, &password, None, actor_host, now)?;
+            println!("password set for {}", account.name);
+        }
+    }
+    Ok(())
+}
+
+fn roles_text(roles: &[Role]) -> String {
+    roles
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,290 @@
+//! Accounts on a real SQLite file: Argon2id hashes, logins with lockout on a test clock, the
+//! rules the database keeps (names, roles, no deletes) and the append-only security log.
+#![cfg(feature = "ssr")]
+
+use adamviz::{
+    domain::account::Role,
+    service::accounts::{
+        self, create_account, disable_account, hash_password, login, password_matches,
+        set_password, set_roles, LoginError,
+    },
+    store::db::Database,
+};
+use chrono::{DateTime, Duration, Utc};
+
+fn at(minutes: i64) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-04T09:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+        + Duration::minutes(minutes)
+}
+
+fn database() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let database = Database::open_in(dir.path()).unwrap();
+    (dir, database)
+}
+
+const PASSWORD: &str = "correct horse battery";
+
+#[test]
+fn argon2id_hashes_round_trip_with_a_salt_of_their_own() {
+    let first = hash_password(PASSWORD).unwrap();
+    let second = hash_password(PASSWORD).unwrap();
+    assert!(
+        first.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+        "{first}"
+    );
+    assert_ne!(first, second, "a random salt per password");
+    assert!(password_matches(PASSWORD, &first));
+    assert!(!password_matches("correct horse battery!", &first));
+    assert!(!password_matches(PASSWORD, "not a hash"));
+}
+
+#[test]
+fn accounts_follow_the_rules_and_never_store_the_password() {
+    let (_dir, database) = database();
+    let mut connection = database.connection().unwrap();
+    let author = create_account(
+        &mut connection,
+        "ada",
+        PASSWORD,
+        &[Role::Reviewer, Role::Author],
+        None,
+        None,
+        at(0),
+    )
+    .unwrap();
+    assert_eq!(author.roles, [Role::Author, Role::Reviewer]);
+    for (name, password, roles, expected) in [
+        (
+            "ADA",
+            PASSWORD,
+            vec![Role::Author],
+            "there is already an account named \"ADA\"",
+        ),
+        (
+            "bob",
+            "short",
+            vec![Role::Author],
+            "password: a password has at least 12 characters",
+        ),
+        (
+            "bob smith",
+            PASSWORD,
+            vec![Role::Author],
+            "name \"bob smith\": a name uses letters, digits, '.', '_' and '-' only",
+        ),
+        (
+            "bob",
+            PASSWORD,
+            vec![],
+            "an account needs at least one role: author, reviewer or admin",
+        ),
+    ] {
+        let error =
+            create_account(&mut connection, name, password, &roles, None, None, at(0)).unwrap_err();
+        assert_eq!(error.to_string(), expected);
+    }
+    let stored: String = connection
+        .query_row(
+            "SELECT group_concat(password_hash) FROM accounts",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!stored.contains(PASSWORD));
+    // The database keeps the rules too.
+    for sql in [
+        "DELETE FROM accounts",
+        "INSERT INTO account_roles VALUES (1, 'superuser')",
+        "INSERT INTO accounts (name, password_hash, created_at) VALUES ('eve', 'plain', 'x')",
+        "INSERT INTO accounts (name, password_hash, created_at) VALUES ('e ve', '$argon2id$x', 'x')",
+    ] {
+        assert!(connection.execute(sql, []).is_err(), "{sql} was accepted");
+    }
+    disable_account(&mut connection, "ada", None, None, at(1)).unwrap();
+    assert!(connection
+        .execute("UPDATE accounts SET disabled = 0", [])
+        .is_err());
+}
+
+#[test]
+fn five_failed_logins_lock_a_name_for_fifteen_minutes_whether_or_not_it_exists() {
+    let (_dir, database) = database();
+    let mut connection = database.connection().unwrap();
+    create_account(
+        &mut connection,
+        "ada",
+        PASSWORD,
+        &[Role::Author],
+        None,
+        None,
+        at(0),
+    )
+    .unwrap();
+    assert_eq!(
+        login(&connection, "ada", PASSWORD, Some("10.0.0.1"), at(1))
+            .unwrap()
+            .name,
+        "ada"
+    );
+    for name in ["ada", "nobody"] {
+        for attempt in 1..=4 {
+            let error = login(&connection, name, "wrong password!", None, at(2)).unwrap_err();
+            assert!(
+                matches!(error, LoginError::Invalid),
+                "{name} attempt {attempt}: {error}"
+            );
+        }
+        let error = login(&connection, name, "wrong password!", None, at(3)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "too many failed logins for this name: it is locked for 15 minutes (until 2026-12-04T09:18:00.000000Z)"
+        );
+    }
+    // Locked: even the right password is refused, until the lockout ends.
+    assert!(matches!(
+        login(&connection, "ada", PASSWORD, None, at(17)),
+        Err(LoginError::Locked { .. })
+    ));
+    assert_eq!(
+        login(&connection, "ada", PASSWORD, None, at(19))
+            .unwrap()
+            .name,
+        "ada"
+    );
+    // Failures spread over more than the window do not lock.
+    for minute in [20, 26, 32, 38, 44, 50] {
+        assert!(matches!(
+            login(&connection, "ada", "wrong password!", None, at(minute)),
+            Err(LoginError::Invalid)
+        ));
+    }
+    // A disabled account cannot log in, with the same answer as a wrong password.
+    disable_account(&mut connection, "ada", None, None, at(60)).unwrap();
+    assert!(matches!(
+        login(&connection, "ada", PASSWORD, None, at(61)),
+        Err(LoginError::Invalid)
+    ));
+    // A name's case does not matter, for accounts and for lockouts.
+    create_account(
+        &mut connection,
+        "Grace",
+        PASSWORD,
+        &[Role::Reviewer],
+        None,
+        None,
+        at(70),
+    )
+    .unwrap();
+    assert_eq!(
+        login(&connection, "grace", PASSWORD, None, at(71))
+            .unwrap()
+            .name,
+        "Grace"
+    );
+}
+
+#[test]
+fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
+    let (_dir, database) = database();
+    let mut connection = database.connection().unwrap();
+    let admin = create_account(
+        &mut connection,
+        "root",
+        PASSWORD,
+        &[Role::Admin],
+        None,
+        None,
+        at(0),
+    )
+    .unwrap();
+    create_account(
+        &mut connection,
+        "ada",
+        PASSWORD,
+        &[Role::Author],
+        Some(admin.id),
+        Some("10.0.0.2"),
+        at(1),
+    )
+    .unwrap();
+    set_roles(
+        &mut connection,
+        "ada",
+        &[Role::Author, Role::Reviewer],
+        Some(admin.id),
+        None,
+        at(2),
+    )
+    .unwrap();
+    set_password(
+        &mut connection,
+        "ada",
+        "another long password",
+        Some(admin.id),
+        None,
+        at(3),
+    )
+    .unwrap();
+    login(
+        &connection,
+        "ada",
+        "another long password",
+        Some("10.0.0.3"),
+        at(4),
+    )
+    .unwrap();
+    let _ = login(
+        &connection,
+        "ada",
+        "wrong password!",
+        Some("10.0.0.3"),
+        at(5),
+    );
+    disable_account(&mut connection, "ada", Some(admin.id), None, at(6)).unwrap();
+    let mut statement = connection
+        .prepare("SELECT event, account_name, outcome, coalesce(detail, ''), coalesce(remote_addr, '') FROM security_events ORDER BY seq")
+        .unwrap();
+    let events: Vec<(String, String, String, String, String)> = statement
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| (e.0.as_str(), e.2.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("account_created", "success"),
+            ("account_created", "success"),
+            ("roles_changed", "success"),
+            ("password_changed", "success"),
+            ("login", "success"),
+            ("login", "failure"),
+            ("account_disabled", "success"),
+        ]
+    );
+    assert_eq!(events[2].3, "author -> author,reviewer");
+    assert_eq!(events[4].4, "10.0.0.3");
+    let everything = format!("{events:?}");
+    assert!(
+        !everything.contains("another long password") && !everything.contains("wrong password!")
+    );
+    for sql in [
+        "UPDATE security_events SET outcome = 'success'",
+        "DELETE FROM security_events",
+    ] {
+        let error = connection.execute(sql, []).unwrap_err();
+        assert!(
+            error.to_string().contains("security_events is append-only"),
+            "{error}"
+        );
+    }
+    assert_eq!(accounts::account_count(&connection).unwrap(), 2);
+}
