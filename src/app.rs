@@ -9,12 +9,27 @@ use leptos_router::{
 };
 
 use crate::ui::{
+    admin::AccountsPage,
+    auth::{LoginPage, SetupPage},
     datasets::DatasetsPage, evidence::EvidencePage, home::HomePage, layout::Layout,
     not_found::NotFoundPage, revisions::RevisionsPage,
 };
 
-/// The HTML document around the application, rendered once per request on the server.
+/// The HTML document around the application, rendered once per request on the server. Its
+/// Content-Security-Policy allows only scripts carrying this response's nonce (the hydration
+/// script) and the site's own files.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let (Some(nonce), Some(response)) = (
+        leptos::nonce::use_nonce(),
+        use_context::<leptos_axum::ResponseOptions>(),
+    ) {
+        if let Ok(policy) =
+            axum::http::HeaderValue::from_str(&crate::server::security::page_csp(&nonce.to_string()))
+        {
+            response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, policy);
+        }
+    }
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -48,6 +63,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/datasets") view=DatasetsPage />
                     <Route path=path!("/revisions") view=RevisionsPage />
                     <Route path=path!("/evidence") view=EvidencePage />
+                    <Route path=path!("/login") view=LoginPage />
+                    <Route path=path!("/setup") view=SetupPage />
+                    <Route path=path!("/admin/accounts") view=AccountsPage />
                 </Routes>
             </Layout>
         </Router>

@@ -6,6 +6,7 @@
 //! `ingest/` (ssr) reads uploads; `compiler/` (ssr) turns confirmed specs into R scripts; `runner/` (ssr) runs them in a sandboxed R; `store/` (ssr) keeps them; `server/` (ssr) is the axum
 //! wiring, the CLI and the configuration.
 
+pub mod api;
 pub mod app;
 pub mod domain;
 pub mod ui;

@@ -5,3 +5,4 @@ pub mod bench_cli;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod security;

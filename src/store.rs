@@ -9,3 +9,4 @@ pub mod ledger;
 pub mod objects;
 pub mod owner;
 pub mod repository;
+pub mod sessions;

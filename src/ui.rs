@@ -1,6 +1,8 @@
 //! Pages and components of the browser interface. Each page is a module; the router that mounts
 //! them is `crate::app`. Pages hold no I/O of their own: data comes through server functions.
 
+pub mod admin;
+pub mod auth;
 pub mod datasets;
 pub mod evidence;
 pub mod home;

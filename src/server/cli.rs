@@ -80,6 +80,20 @@ pub struct ServeArgs {
     /// this machine allows (recorded in the evidence, warned about).
     #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
     pub isolation: crate::runner::sandbox::IsolationPolicy,
+
+    /// The URL people reach adamviz at, e.g. https://plots.example.org, when it is behind a
+    /// proxy: state-changing requests must come from its origin, and https makes the session
+    /// cookie Secure. Default: the address listened on.
+    #[arg(long, env = "ADAMVIZ_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// A session ends after this many minutes without a request.
+    #[arg(long, env = "ADAMVIZ_SESSION_IDLE_MINUTES", default_value_t = 30)]
+    pub session_idle_minutes: u64,
+
+    /// A session ends this many hours after login, however active.
+    #[arg(long, env = "ADAMVIZ_SESSION_LIFETIME_HOURS", default_value_t = 12)]
+    pub session_lifetime_hours: u64,
 }
 
 /// Runs one parsed command line to completion.
@@ -88,6 +102,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let mut config = ServeConfig::load(&args.site_config, args.addr, args.data_dir)?;
             config.isolation = args.isolation;
+            config.public_url = args.public_url;
+            config.sessions = crate::api::boundary::SessionSettings {
+                idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
+                absolute_lifetime: std::time::Duration::from_secs(
+                    args.session_lifetime_hours * 3600,
+                ),
+            };
             run::warn_if_best_effort(args.isolation);
             http::serve(config).await
         }

@@ -18,6 +18,12 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// The R sandbox's isolation policy.
     pub isolation: crate::runner::sandbox::IsolationPolicy,
+    /// The URL people reach the server at (`--public-url`), when it is not the bound address:
+    /// its origin is the only one state-changing requests may come from, and an `https` one
+    /// makes the session cookie `Secure`.
+    pub public_url: Option<String>,
+    /// Session lifetimes.
+    pub sessions: crate::api::boundary::SessionSettings,
 }
 
 /// Why the server could not be configured.
@@ -78,6 +84,8 @@ impl ServeConfig {
         Ok(Self {
             leptos_options,
             data_dir,
+            public_url: None,
+            sessions: crate::api::boundary::SessionSettings::default(),
             isolation: Default::default(),
         })
     }

@@ -14,8 +14,15 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use serde::Serialize;
 use tower_http::trace::TraceLayer;
 
-use super::config::ServeConfig;
-use crate::app::{shell, App};
+use super::{
+    config::ServeConfig,
+    security::{csrf_guard, page_guard, security_headers, OriginPolicy},
+};
+use crate::{
+    api::boundary::{ApiContext, SetupToken},
+    app::{shell, App},
+    store::sessions::{delete_expired_sessions_every, SqliteSessionStore, EXPIRED_SESSION_SWEEP},
+};
 
 /// Shared state of the request handlers.
 #[derive(Clone)]
@@ -24,6 +31,12 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     /// The directory that holds all state.
     pub data_dir: Arc<PathBuf>,
+    /// What server functions and the page guard need: database, sessions, setup token.
+    pub api: ApiContext,
+    /// Where state-changing requests must come from.
+    pub origins: OriginPolicy,
+    /// Whether the session cookie is `Secure` (the public URL is https).
+    pub secure_cookies: bool,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -63,14 +76,44 @@ async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     }
 }
 
-/// The complete router: health check, every page of `App`, static files and the 404 fallback.
+/// The complete router: health check, every page of `App` and every server function, static
+/// files and the 404 fallback; inside out, the page guard, the session layer, the CSRF check
+/// and the security headers around all of them.
 pub fn router(state: AppState) -> Router {
     let page_routes = generate_route_list(App);
     let leptos_options = state.leptos_options.clone();
+    let context = state.api.clone();
+    let sessions = tower_sessions::SessionManagerLayer::new(SqliteSessionStore::new(
+        state.api.database.clone(),
+    ))
+    .with_name("adamviz_session")
+    .with_http_only(true)
+    .with_same_site(tower_sessions::cookie::SameSite::Strict)
+    .with_secure(state.secure_cookies)
+    .with_expiry(tower_sessions::Expiry::OnInactivity(
+        tower_sessions::cookie::time::Duration::seconds(
+            state.api.sessions.idle_timeout.as_secs() as i64,
+        ),
+    ));
     Router::new()
         .route("/healthz", get(healthz))
-        .leptos_routes(&state, page_routes, move || shell(leptos_options.clone()))
+        .leptos_routes_with_context(
+            &state,
+            page_routes,
+            move || provide_context(context.clone()),
+            move || shell(leptos_options.clone()),
+        )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(
+            state.api.clone(),
+            page_guard,
+        ))
+        .layer(sessions)
+        .layer(axum::middleware::from_fn_with_state(
+            state.origins.clone(),
+            csrf_guard,
+        ))
+        .layer(axum::middleware::from_fn(security_headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -80,10 +123,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     // A schema file that differs from this build's identity constants stops the server.
     crate::evidence::schemas::check_schema_identities()?;
     let addr = config.leptos_options.site_addr;
-    let state = AppState {
-        leptos_options: config.leptos_options,
-        data_dir: Arc::new(config.data_dir),
-    };
+    let data_dir = Arc::new(config.data_dir);
     let shutdown = shutdown_signal()
         .map_err(|err| anyhow::anyhow!("cannot install the SIGINT/SIGTERM handlers: {err}"))?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -92,8 +132,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let bound = listener.local_addr()?;
     // The database: migrations applied (a failed one stops the server), then attempts a crash
     // left active are ended as failed, their revisions left retryable.
-    let data_dir = Arc::clone(&state.data_dir);
+    let opening = Arc::clone(&data_dir);
     let database = tokio::task::spawn_blocking(move || {
+        let data_dir = opening;
         let database = crate::store::db::Database::open_in(&data_dir).map_err(|err| {
             anyhow::anyhow!("cannot open the database in {}: {err}", data_dir.display())
         })?;
@@ -121,15 +162,56 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     for attempt in &reconciled {
         tracing::warn!(%attempt, "reconciled an attempt left active: marked failed, revision retryable");
     }
+    // No account yet: a one-time link to create the first admin, on stderr.
+    let accounts = database
+        .call(|connection| {
+            crate::service::accounts::account_count(connection)
+                .map_err(crate::store::db::DatabaseError::from)
+        })
+        .await?;
+    let setup = if accounts == 0 {
+        SetupToken::fresh()
+    } else {
+        SetupToken::none()
+    };
+    let public_url = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}"));
+    if let Some(token) = setup.current() {
+        eprintln!(
+            "adamviz has no account yet: create the first admin at {}/setup?token={token} (valid until used or until this server stops)",
+            public_url.trim_end_matches('/')
+        );
+    }
+    let store = SqliteSessionStore::new(database.clone());
+    delete_expired_sessions_every(store, EXPIRED_SESSION_SWEEP);
+    let state = AppState {
+        leptos_options: config.leptos_options,
+        data_dir,
+        api: ApiContext {
+            database,
+            sessions: config.sessions,
+            setup,
+        },
+        origins: OriginPolicy::new(config.public_url.as_deref()),
+        secure_cookies: config
+            .public_url
+            .as_deref()
+            .is_some_and(|url| url.to_ascii_lowercase().starts_with("https://")),
+    };
     tracing::info!(
         addr = %bound,
         data_dir = %state.data_dir.display(),
         site_root = %state.leptos_options.site_root,
         "adamviz listening on http://{bound}"
     );
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
     tracing::info!("adamviz stopped");
     Ok(())
 }

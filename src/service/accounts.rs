@@ -312,7 +312,7 @@ pub fn disable_account(
     }
     // Sessions hold the account id in their JSON record.
     transaction.execute(
-        "DELETE FROM sessions WHERE json_extract(data, '$.data.account_id') = ?1",
+        "DELETE FROM sessions WHERE json_extract(data, '$.account_id') = ?1",
         [account.id],
     )?;
     record_event(

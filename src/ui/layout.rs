@@ -4,6 +4,9 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use super::auth::{use_account, AccountMenu};
+use crate::domain::account::Role;
+
 /// One entry of the section navigation.
 struct Section {
     href: &'static str,
@@ -32,6 +35,7 @@ const SECTIONS: [Section; 3] = [
 pub fn Layout(children: Children) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
+    let account = use_account();
 
     view! {
         <div id="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
@@ -40,20 +44,35 @@ pub fn Layout(children: Children) -> impl IntoView {
                     <span class="brand-mark" aria-hidden="true">"◧"</span>
                     "adamviz"
                 </A>
-                <nav aria-label="Sections">
-                    <ul>
-                        {SECTIONS
-                            .iter()
-                            .map(|section| {
-                                view! {
-                                    <li>
-                                        <A href=section.href>{section.label}</A>
-                                    </li>
-                                }
-                            })
-                            .collect_view()}
-                    </ul>
-                </nav>
+                <Transition fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        account.await.map(|account| {
+                            let admin = account.has(Role::Admin);
+                            view! {
+                                <nav aria-label="Sections">
+                                    <ul>
+                                        {SECTIONS
+                                            .iter()
+                                            .map(|section| {
+                                                view! {
+                                                    <li>
+                                                        <A href=section.href>{section.label}</A>
+                                                    </li>
+                                                }
+                                            })
+                                            .collect_view()}
+                                        {admin.then(|| view! {
+                                            <li>
+                                                <A href="/admin/accounts">"Accounts"</A>
+                                            </li>
+                                        })}
+                                    </ul>
+                                </nav>
+                                <AccountMenu account />
+                            }
+                        })
+                    })}
+                </Transition>
             </header>
             <main class="site-main">{children()}</main>
             <footer class="site-footer">

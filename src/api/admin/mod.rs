@@ -1,0 +1,137 @@
+//! Account administration (admin only): list, create, change roles, disable.
+
+use leptos::prelude::*;
+
+use crate::{
+    api::error::AppError,
+    domain::account::{Account, Role},
+};
+
+/// The roles ticked in a form: each checkbox sends a value when ticked and nothing otherwise.
+pub fn ticked_roles(author: Option<String>, reviewer: Option<String>, admin: Option<String>) -> Vec<Role> {
+    [
+        (author, Role::Author),
+        (reviewer, Role::Reviewer),
+        (admin, Role::Admin),
+    ]
+    .into_iter()
+    .filter_map(|(ticked, role)| ticked.map(|_| role))
+    .collect()
+}
+
+#[cfg(feature = "ssr")]
+fn account_error(error: crate::service::accounts::AccountError) -> AppError {
+    use crate::service::accounts::AccountError;
+    match error {
+        AccountError::InvalidName { .. } => AppError::invalid("name", error.to_string()),
+        AccountError::NameTaken(_) => AppError::Conflict(error.to_string()),
+        AccountError::WeakPassword(message) => AppError::invalid("password", message),
+        AccountError::NoRole => AppError::invalid("roles", error.to_string()),
+        AccountError::NoSuchAccount(name) => AppError::NotFound(format!("account {name:?}")),
+        AccountError::Hash(error) => crate::api::boundary::internal(error),
+        AccountError::Database(error) => crate::api::boundary::internal(error),
+    }
+}
+
+/// Every account.
+#[server(prefix = "/api", endpoint = "admin/accounts")]
+pub async fn list_accounts() -> Result<Vec<Account>, AppError> {
+    use crate::{api::boundary::*, service::accounts};
+    boundary(async move {
+        require(&[Role::Admin]).await?;
+        let context = context()?;
+        with_database(&context, |connection| {
+            accounts::list_accounts(connection).map_err(internal)
+        })
+        .await
+    })
+    .await
+}
+
+/// Creates an account with the roles ticked.
+#[server(prefix = "/api", endpoint = "admin/create-account")]
+pub async fn create_account(
+    name: String,
+    password: String,
+    author: Option<String>,
+    reviewer: Option<String>,
+    admin: Option<String>,
+) -> Result<Account, AppError> {
+    use crate::{api::boundary::*, service::accounts};
+    boundary(async move {
+        let actor = require(&[Role::Admin]).await?;
+        let context = context()?;
+        let remote = remote_addr().await;
+        let roles = ticked_roles(author, reviewer, admin);
+        with_database(&context, move |connection| {
+            accounts::create_account(
+                connection,
+                name.trim(),
+                &password,
+                &roles,
+                Some(actor.id),
+                remote.as_deref(),
+                accounts::now(),
+            )
+            .map_err(account_error)
+        })
+        .await
+    })
+    .await
+}
+
+/// Replaces an account's roles with those ticked.
+#[server(prefix = "/api", endpoint = "admin/set-roles")]
+pub async fn set_roles(
+    name: String,
+    author: Option<String>,
+    reviewer: Option<String>,
+    admin: Option<String>,
+) -> Result<Account, AppError> {
+    use crate::{api::boundary::*, service::accounts};
+    boundary(async move {
+        let actor = require(&[Role::Admin]).await?;
+        let context = context()?;
+        let remote = remote_addr().await;
+        let roles = ticked_roles(author, reviewer, admin);
+        with_database(&context, move |connection| {
+            accounts::set_roles(
+                connection,
+                &name,
+                &roles,
+                Some(actor.id),
+                remote.as_deref(),
+                accounts::now(),
+            )
+            .map_err(account_error)
+        })
+        .await
+    })
+    .await
+}
+
+/// Disables an account; its sessions end at once.
+#[server(prefix = "/api", endpoint = "admin/disable-account")]
+pub async fn disable_account(name: String) -> Result<Account, AppError> {
+    use crate::{api::boundary::*, service::accounts};
+    boundary(async move {
+        let actor = require(&[Role::Admin]).await?;
+        if actor.name.eq_ignore_ascii_case(&name) {
+            return Err(AppError::invalid("name", "you cannot disable your own account"));
+        }
+        let context = context()?;
+        let remote = remote_addr().await;
+        with_database(&context, move |connection| {
+            accounts::disable_account(
+                connection,
+                &name,
+                Some(actor.id),
+                remote.as_deref(),
+                accounts::now(),
+            )
+            .map_err(account_error)
+        })
+        .await
+    })
+    .await
+}

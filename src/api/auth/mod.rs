@@ -1,0 +1,175 @@
+//! Sessions: log in, log out, who is logged in, and the first-start setup of the first admin.
+//! Thin: each takes the session and the context, calls `service::accounts`, and shapes the
+//! answer.
+
+use leptos::prelude::*;
+
+use crate::{api::error::AppError, domain::account::Account};
+
+/// Where to go after login: a path on this site, else the home page (never another host).
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && !path.starts_with("/\\")
+                && !path.starts_with("/login") =>
+        {
+            path.to_owned()
+        }
+        _ => "/".to_owned(),
+    }
+}
+
+/// Logs in: a new session id (no fixation), the account and the login time in the session,
+/// then back to `next`. A failure says only that the name or password is wrong, or that the
+/// name is locked.
+#[server(prefix = "/api", endpoint = "auth/login")]
+pub async fn login(
+    name: String,
+    password: String,
+    next: Option<String>,
+) -> Result<(), AppError> {
+    use crate::{
+        api::boundary::*,
+        service::accounts::{self, LoginError},
+    };
+    boundary(async move {
+        let context = context()?;
+        let session = session().await?;
+        let remote = remote_addr().await;
+        if name.trim().is_empty() {
+            return Err(AppError::invalid("name", "enter your account name"));
+        }
+        let account = with_database(&context, move |connection| {
+            accounts::login(
+                connection,
+                name.trim(),
+                &password,
+                remote.as_deref(),
+                accounts::now(),
+            )
+            .map_err(|error| match error {
+                LoginError::Invalid => AppError::invalid("password", error.to_string()),
+                LoginError::Locked { .. } => AppError::Locked(error.to_string()),
+                LoginError::Database(error) => internal(error),
+            })
+        })
+        .await?;
+        establish(&session, account.id).await?;
+        leptos_axum::redirect(&safe_next(next.as_deref()));
+        Ok(())
+    })
+    .await
+}
+
+/// Puts `account_id` into a session under a new id.
+#[cfg(feature = "ssr")]
+async fn establish(session: &tower_sessions::Session, account_id: i64) -> Result<(), AppError> {
+    use crate::api::boundary::{internal, ACCOUNT_ID, LOGIN_AT, SEEN_AT};
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    session.cycle_id().await.map_err(internal)?;
+    for (key, value) in [(ACCOUNT_ID, account_id), (LOGIN_AT, now), (SEEN_AT, now)] {
+        session.insert(key, value).await.map_err(internal)?;
+    }
+    Ok(())
+}
+
+/// Logs out: the session is deleted on the server (not only the cookie), then the login page.
+#[server(prefix = "/api", endpoint = "auth/logout")]
+pub async fn logout() -> Result<(), AppError> {
+    use crate::{api::boundary::*, service::accounts};
+    boundary(async move {
+        let context = context()?;
+        let session = session().await?;
+        let account = signed_in(&session, &context).await?;
+        let remote = remote_addr().await;
+        session.flush().await.map_err(internal)?;
+        with_database(&context, move |connection| {
+            accounts::record_event(
+                connection,
+                &accounts::SecurityEvent {
+                    event: "logout",
+                    account_id: Some(account.id),
+                    account_name: &account.name,
+                    actor_id: None,
+                    remote_addr: remote.as_deref(),
+                    success: true,
+                    detail: None,
+                },
+                accounts::now(),
+            )
+            .map_err(internal)
+        })
+        .await?;
+        leptos_axum::redirect("/login");
+        Ok(())
+    })
+    .await
+}
+
+/// The logged-in account, or `None`.
+#[server(prefix = "/api", endpoint = "auth/whoami")]
+pub async fn whoami() -> Result<Option<Account>, AppError> {
+    use crate::api::boundary::*;
+    boundary(async move {
+        match current_account().await {
+            Ok(account) => Ok(Some(account)),
+            Err(AppError::NotLoggedIn) => Ok(None),
+            Err(error) => Err(error),
+        }
+    })
+    .await
+}
+
+/// Creates the first admin with the one-time setup token, logs it in and goes home.
+#[server(prefix = "/api", endpoint = "auth/setup")]
+pub async fn setup(
+    token: String,
+    name: String,
+    password: String,
+    password_again: String,
+) -> Result<(), AppError> {
+    use crate::{
+        api::boundary::*,
+        domain::account::{check_name, check_password, Role},
+        service::accounts::{self, AccountError},
+    };
+    boundary(async move {
+        let context = context()?;
+        if !context.setup.accepts(&token) {
+            return Err(AppError::NotFound("setup link".to_owned()));
+        }
+        check_name(&name).map_err(|m| AppError::invalid("name", m))?;
+        check_password(&password).map_err(|m| AppError::invalid("password", m))?;
+        if password != password_again {
+            return Err(AppError::invalid("password_again", "the two passwords differ"));
+        }
+        if !context.setup.take(&token) {
+            return Err(AppError::NotFound("setup link".to_owned()));
+        }
+        let remote = remote_addr().await;
+        let account = with_database(&context, move |connection| {
+            accounts::create_account(
+                connection,
+                &name,
+                &password,
+                &[Role::Admin],
+                None,
+                remote.as_deref(),
+                accounts::now(),
+            )
+            .map_err(|error| match error {
+                AccountError::Database(error) => internal(error),
+                other => AppError::invalid("name", other.to_string()),
+            })
+        })
+        .await?;
+        establish(&session().await?, account.id).await?;
+        leptos_axum::redirect("/");
+        Ok(())
+    })
+    .await
+}

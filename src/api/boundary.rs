@@ -1,0 +1,239 @@
+//! The server side of the boundary every server function goes through: the context the server
+//! provides (database, session settings, the setup token), who is logged in (from the session,
+//! checked against the account on every request), role checks, and turning an error into its
+//! HTTP status. Server functions call these, then a plain service function.
+
+use std::sync::{Arc, Mutex};
+
+use leptos::prelude::*;
+use tower_sessions::Session;
+
+use super::error::AppError;
+use crate::{
+    domain::account::{Account, Role},
+    service::accounts,
+    store::db::{Database, DatabaseError},
+};
+
+/// Session keys.
+pub const ACCOUNT_ID: &str = "account_id";
+/// When the session was logged in (Unix seconds): the absolute lifetime counts from it.
+pub const LOGIN_AT: &str = "login_at";
+/// When the session was last used (Unix seconds, refreshed at most once a minute).
+pub const SEEN_AT: &str = "seen_at";
+
+/// How long sessions live.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionSettings {
+    /// Ended after this long without a request.
+    pub idle_timeout: std::time::Duration,
+    /// Ended this long after login, however active.
+    pub absolute_lifetime: std::time::Duration,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        Self {
+            idle_timeout: std::time::Duration::from_secs(30 * 60),
+            absolute_lifetime: std::time::Duration::from_secs(12 * 60 * 60),
+        }
+    }
+}
+
+/// The one-time setup token of a server started with no account: 128 random bits, valid until
+/// used or the server stops.
+#[derive(Debug, Clone, Default)]
+pub struct SetupToken(Arc<Mutex<Option<String>>>);
+
+impl SetupToken {
+    /// A fresh token.
+    pub fn fresh() -> Self {
+        Self(Arc::new(Mutex::new(Some(format!(
+            "{:032x}",
+            rand::random::<u128>()
+        )))))
+    }
+
+    /// No token (accounts exist).
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The token, while unused.
+    pub fn current(&self) -> Option<String> {
+        self.0.lock().map(|t| t.clone()).unwrap_or(None)
+    }
+
+    /// Whether `given` is the unused token (compared in constant time).
+    pub fn accepts(&self, given: &str) -> bool {
+        self.current().is_some_and(|token| {
+            token.len() == given.len()
+                && token
+                    .bytes()
+                    .zip(given.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        })
+    }
+
+    /// Uses the token up if `given` is it.
+    pub fn take(&self, given: &str) -> bool {
+        let Ok(mut token) = self.0.lock() else {
+            return false;
+        };
+        let matches = token.as_deref().is_some_and(|t| t == given);
+        if matches {
+            *token = None;
+        }
+        matches
+    }
+}
+
+/// What the server provides to every server function and page render.
+#[derive(Debug, Clone)]
+pub struct ApiContext {
+    /// The database.
+    pub database: Database,
+    /// Session lifetimes.
+    pub sessions: SessionSettings,
+    /// The first-start setup token.
+    pub setup: SetupToken,
+}
+
+/// The context, or an internal error when the server did not provide it.
+pub fn context() -> Result<ApiContext, AppError> {
+    use_context::<ApiContext>().ok_or_else(|| internal("the API context is missing"))
+}
+
+/// Logs `detail` and returns the user-facing internal error.
+pub fn internal(detail: impl std::fmt::Display) -> AppError {
+    tracing::error!(%detail, "internal error in a server function");
+    AppError::Internal
+}
+
+/// Runs `work` on the database on a blocking thread; database failures become internal errors.
+pub async fn with_database<T: Send + 'static>(
+    context: &ApiContext,
+    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, AppError> + Send + 'static,
+) -> Result<T, AppError> {
+    context
+        .database
+        .call(move |connection| Ok::<_, CallError>(work(connection)))
+        .await
+        .map_err(|CallError(error)| internal(error))?
+}
+
+struct CallError(DatabaseError);
+
+impl From<DatabaseError> for CallError {
+    fn from(error: DatabaseError) -> Self {
+        CallError(error)
+    }
+}
+
+/// The session of the current request.
+pub async fn session() -> Result<Session, AppError> {
+    leptos_axum::extract::<Session>()
+        .await
+        .map_err(|error| internal(format!("no session layer: {error}")))
+}
+
+/// The remote address of the current request, when the server knows it.
+pub async fn remote_addr() -> Option<String> {
+    leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .await
+        .ok()
+        .map(|axum::extract::ConnectInfo(addr)| addr.ip().to_string())
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The account the session is logged in as, if it may still act: the session holds an account,
+/// is younger than the absolute lifetime, and the account exists and is not disabled. A session
+/// that fails is ended on the server. Refreshes the idle timer at most once a minute.
+pub async fn signed_in(session: &Session, context: &ApiContext) -> Result<Account, AppError> {
+    let read = |key: &'static str| async move {
+        session
+            .get::<i64>(key)
+            .await
+            .map_err(|error| internal(format!("session {key}: {error}")))
+    };
+    let (Some(id), Some(login_at)) = (read(ACCOUNT_ID).await?, read(LOGIN_AT).await?) else {
+        return Err(AppError::NotLoggedIn);
+    };
+    let now = now_unix();
+    if now - login_at > context.sessions.absolute_lifetime.as_secs() as i64 {
+        let _ = session.flush().await;
+        return Err(AppError::NotLoggedIn);
+    }
+    let account = with_database(context, move |connection| {
+        accounts::active_account(connection, id).map_err(internal)
+    })
+    .await?;
+    let Some(account) = account else {
+        let _ = session.flush().await;
+        return Err(AppError::NotLoggedIn);
+    };
+    if read(SEEN_AT).await?.is_none_or(|seen| now - seen >= 60) {
+        session
+            .insert(SEEN_AT, now)
+            .await
+            .map_err(|error| internal(format!("session: {error}")))?;
+    }
+    Ok(account)
+}
+
+/// The logged-in account of the current request (401 without one).
+pub async fn current_account() -> Result<Account, AppError> {
+    let context = context()?;
+    signed_in(&session().await?, &context).await
+}
+
+/// The logged-in account, if it holds one of `roles` (401 without a session, 403 without the
+/// role).
+pub async fn require(roles: &[Role]) -> Result<Account, AppError> {
+    let account = current_account().await?;
+    if account.has_any(roles) {
+        Ok(account)
+    } else {
+        Err(AppError::Forbidden {
+            needed: roles
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+        })
+    }
+}
+
+/// Marks the response with `error`'s status and returns it. A plain HTML form post (no wasm)
+/// keeps the redirect back to its page, where the error is shown; a status would replace it.
+pub fn respond(error: AppError) -> AppError {
+    let accepts_html = use_context::<axum::http::request::Parts>().is_some_and(|parts| {
+        parts
+            .headers
+            .get(axum::http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/html"))
+    });
+    if !accepts_html {
+        if let (Some(options), Ok(status)) = (
+            use_context::<leptos_axum::ResponseOptions>(),
+            axum::http::StatusCode::from_u16(error.status()),
+        ) {
+            options.set_status(status);
+        }
+    }
+    error
+}
+
+/// Runs a server function's body and gives its error the HTTP status it maps to.
+pub async fn boundary<T>(
+    body: impl std::future::Future<Output = Result<T, AppError>>,
+) -> Result<T, AppError> {
+    body.await.map_err(respond)
+}
