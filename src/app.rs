@@ -11,8 +11,12 @@ use leptos_router::{
 use crate::ui::{
     admin::AccountsPage,
     auth::{LoginPage, SetupPage},
-    datasets::DatasetsPage, evidence::EvidencePage, home::HomePage, layout::Layout,
-    not_found::NotFoundPage, revisions::RevisionsPage,
+    datasets::DatasetsPage,
+    evidence::EvidencePage,
+    home::HomePage,
+    layout::Layout,
+    not_found::NotFoundPage,
+    revisions::RevisionsPage,
 };
 
 /// The HTML document around the application, rendered once per request on the server. Its
@@ -24,9 +28,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
         leptos::nonce::use_nonce(),
         use_context::<leptos_axum::ResponseOptions>(),
     ) {
-        if let Ok(policy) =
-            axum::http::HeaderValue::from_str(&crate::server::security::page_csp(&nonce.to_string()))
-        {
+        if let Ok(policy) = axum::http::HeaderValue::from_str(&crate::server::security::page_csp(
+            &nonce.to_string(),
+        )) {
             response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, policy);
         }
     }

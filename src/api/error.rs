@@ -2,11 +2,11 @@
 //! message a user can act on. Internal details (database, hashing, I/O) go to the log only; the
 //! user sees that something failed and that the log says why.
 
-use serde::{Deserialize, Serialize};
 use leptos::server_fn::{
     codec::JsonEncoding,
     error::{FromServerFnError, ServerFnErrorErr},
 };
+use serde::{Deserialize, Serialize};
 
 /// What went wrong, as the page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

@@ -92,7 +92,7 @@ pub fn router(state: AppState) -> Router {
     .with_secure(state.secure_cookies)
     .with_expiry(tower_sessions::Expiry::OnInactivity(
         tower_sessions::cookie::time::Duration::seconds(
-            state.api.sessions.idle_timeout.as_secs() as i64,
+            state.api.sessions.idle_timeout.as_secs() as i64
         ),
     ));
     Router::new()

@@ -11,11 +11,9 @@ use axum::{
 };
 use tower_sessions::Session;
 
-use crate::{
-    api::{
-        boundary::{signed_in, ApiContext},
-        page_access, Access,
-    },
+use crate::api::{
+    boundary::{signed_in, ApiContext},
+    page_access, Access,
 };
 
 /// The policy of responses that are not pages (server functions, files, errors). Pages get
@@ -75,7 +73,11 @@ impl OriginPolicy {
         let public_origin = public_url.map(|url| {
             let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
             let authority = rest.split('/').next().unwrap_or(rest);
-            format!("{}://{}", scheme.to_ascii_lowercase(), authority.to_ascii_lowercase())
+            format!(
+                "{}://{}",
+                scheme.to_ascii_lowercase(),
+                authority.to_ascii_lowercase()
+            )
         });
         Self { public_origin }
     }
@@ -109,7 +111,10 @@ pub async fn csrf_guard(
     request: Request,
     next: Next,
 ) -> Response {
-    let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let safe = matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    );
     if !safe && !policy.allows(&request) {
         tracing::warn!(
             method = %request.method(),
@@ -132,7 +137,10 @@ fn is_page(path: &str) -> bool {
     !(path.starts_with("/api/")
         || path.starts_with("/pkg/")
         || path == "/healthz"
-        || path.rsplit('/').next().is_some_and(|last| last.contains('.')))
+        || path
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains('.')))
 }
 
 fn small_page(status: StatusCode, title: &str, text: &str) -> Response {

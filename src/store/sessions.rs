@@ -126,10 +126,7 @@ impl SessionStore for SqliteSessionStore {
 impl ExpiredDeletion for SqliteSessionStore {
     async fn delete_expired(&self) -> session_store::Result<()> {
         self.run(|connection| {
-            connection.execute(
-                "DELETE FROM sessions WHERE expiry_unix <= ?1",
-                [now_unix()],
-            )
+            connection.execute("DELETE FROM sessions WHERE expiry_unix <= ?1", [now_unix()])
         })
         .await?;
         Ok(())

@@ -8,7 +8,11 @@ use crate::{
 };
 
 /// The roles ticked in a form: each checkbox sends a value when ticked and nothing otherwise.
-pub fn ticked_roles(author: Option<String>, reviewer: Option<String>, admin: Option<String>) -> Vec<Role> {
+pub fn ticked_roles(
+    author: Option<String>,
+    reviewer: Option<String>,
+    admin: Option<String>,
+) -> Vec<Role> {
     [
         (author, Role::Author),
         (reviewer, Role::Reviewer),
@@ -117,7 +121,10 @@ pub async fn disable_account(name: String) -> Result<Account, AppError> {
     boundary(async move {
         let actor = require(&[Role::Admin]).await?;
         if actor.name.eq_ignore_ascii_case(&name) {
-            return Err(AppError::invalid("name", "you cannot disable your own account"));
+            return Err(AppError::invalid(
+                "name",
+                "you cannot disable your own account",
+            ));
         }
         let context = context()?;
         let remote = remote_addr().await;

@@ -25,11 +25,7 @@ pub fn safe_next(next: Option<&str>) -> String {
 /// then back to `next`. A failure says only that the name or password is wrong, or that the
 /// name is locked.
 #[server(prefix = "/api", endpoint = "auth/login")]
-pub async fn login(
-    name: String,
-    password: String,
-    next: Option<String>,
-) -> Result<(), AppError> {
+pub async fn login(name: String, password: String, next: Option<String>) -> Result<(), AppError> {
     use crate::{
         api::boundary::*,
         service::accounts::{self, LoginError},
@@ -145,7 +141,10 @@ pub async fn setup(
         check_name(&name).map_err(|m| AppError::invalid("name", m))?;
         check_password(&password).map_err(|m| AppError::invalid("password", m))?;
         if password != password_again {
-            return Err(AppError::invalid("password_again", "the two passwords differ"));
+            return Err(AppError::invalid(
+                "password_again",
+                "the two passwords differ",
+            ));
         }
         if !context.setup.take(&token) {
             return Err(AppError::NotFound("setup link".to_owned()));

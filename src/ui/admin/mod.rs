@@ -34,7 +34,13 @@ pub fn AccountsPage() -> impl IntoView {
     let set_roles = ServerAction::<SetRoles>::new();
     let disable = ServerAction::<DisableAccount>::new();
     let accounts = Resource::new(
-        move || (create.version().get(), set_roles.version().get(), disable.version().get()),
+        move || {
+            (
+                create.version().get(),
+                set_roles.version().get(),
+                disable.version().get(),
+            )
+        },
         |_| list_accounts(),
     );
     let create_error = move || create.value().get().and_then(Result::err);

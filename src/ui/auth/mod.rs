@@ -59,7 +59,9 @@ pub fn SetupPage() -> impl IntoView {
     let error = move || setup.value().get().and_then(Result::err);
     let about = move |field: &'static str| move || error().and_then(|e| e.about(field));
     let general = move || {
-        error().filter(|e| !matches!(e, AppError::Invalid { .. })).map(|e| e.to_string())
+        error()
+            .filter(|e| !matches!(e, AppError::Invalid { .. }))
+            .map(|e| e.to_string())
     };
     view! {
         <Title text="Set up adamviz" />
