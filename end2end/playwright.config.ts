@@ -38,8 +38,14 @@ export default defineConfig({
       ],
     },
   },
+  // The accounts tests create the first admin and the other accounts the rest log in with.
+  projects: [
+    { name: "accounts", testMatch: /accounts\.spec\.ts/ },
+    { name: "app", testMatch: /smoke\.spec\.ts/, dependencies: ["accounts"] },
+  ],
   webServer: {
-    command: `"${binary}" serve --addr 127.0.0.1:${port} --data-dir "${process.env.ADAMVIZ_E2E_DATA_DIR}"`,
+    // stderr is also kept in the data directory: the first-start setup link is read from it.
+    command: `bash -c '"${binary}" serve --addr 127.0.0.1:${port} --data-dir "${process.env.ADAMVIZ_E2E_DATA_DIR}" 2> >(tee "${process.env.ADAMVIZ_E2E_DATA_DIR}/server.stderr" >&2)'`,
     cwd: repoRoot, // the site root in Leptos.toml is relative to the repository
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

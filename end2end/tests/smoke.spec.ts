@@ -1,6 +1,11 @@
 // Smoke test: the server-rendered home page hydrates in a real browser, reacts to a click, and
 // navigates between sections on the client.
 import { test, expect, type Page } from "@playwright/test";
+import { ADMIN, logIn } from "./people";
+
+test.beforeEach(async ({ page }) => {
+  await logIn(page, ADMIN);
+});
 
 /** Collects console errors and uncaught exceptions so a test can assert there were none. */
 function recordBrowserErrors(page: Page): string[] {

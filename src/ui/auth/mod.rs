@@ -24,7 +24,7 @@ pub fn LoginPage() -> impl IntoView {
         <section class="section narrow">
             <h1>"Log in"</h1>
             <ActionForm action=login>
-                <input type="hidden" name="next" prop:value=next />
+                <input type="hidden" name="next" value=next />
                 <div class="field">
                     <label for="login-name">"Name"</label>
                     <input id="login-name" name="name" autocomplete="username" required />
@@ -72,7 +72,7 @@ pub fn SetupPage() -> impl IntoView {
                 "accounts of authors and reviewers."
             </p>
             <ActionForm action=setup>
-                <input type="hidden" name="token" prop:value=token />
+                <input type="hidden" name="token" value=token />
                 <div class="field">
                     <label for="setup-name">"Administrator name"</label>
                     <input id="setup-name" name="name" autocomplete="username" required aria-describedby="setup-name-error" />

@@ -1,0 +1,95 @@
+// People in the app, in a real browser against the real server: the setup link makes the first
+// admin, who creates an author and a reviewer; each sees only what the role allows; five wrong
+// passwords lock a name; after logout the back button shows no private page.
+import { test, expect } from "@playwright/test";
+import { ADMIN, AUTHOR, REVIEWER, hydrated, logIn, setupLink } from "./people";
+
+test.describe.configure({ mode: "serial" });
+
+test("a visitor is sent to the login page, and the setup link makes the first admin", async ({ page }) => {
+  await page.goto("/datasets");
+  await expect(page).toHaveURL(/\/login\?next=\/datasets$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Log in");
+
+  await page.goto(await setupLink());
+  await hydrated(page);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Set up adamviz");
+  await page.getByLabel("Administrator name").fill(ADMIN.name);
+  await page.getByLabel("Password (at least 12 characters)").fill("too short");
+  await page.getByLabel("Password again").fill("too short");
+  await page.getByRole("button", { name: "Create the administrator" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "at least 12 characters" })).toBeVisible();
+
+  await page.getByLabel("Password (at least 12 characters)").fill(ADMIN.password);
+  await page.getByLabel("Password again").fill(ADMIN.password);
+  await page.getByRole("button", { name: "Create the administrator" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Governed boxplots from ADaM data");
+  await expect(page.getByLabel("Account")).toContainText(`${ADMIN.name} (admin)`);
+
+  // The link is spent.
+  const again = await page.goto(await setupLink());
+  expect(again?.status()).toBe(404);
+});
+
+test("the admin creates an author and a reviewer", async ({ page }) => {
+  await logIn(page, ADMIN);
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Accounts" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Accounts");
+  for (const [who, role] of [
+    [AUTHOR, "author"],
+    [REVIEWER, "reviewer"],
+  ] as const) {
+    await page.getByLabel("Name", { exact: true }).fill(who.name);
+    await page.getByLabel("Password (at least 12 characters)").fill(who.password);
+    await page.getByRole("group", { name: "Roles" }).getByLabel(role).check();
+    await page.getByRole("button", { name: "Create account" }).click();
+    const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: who.name, exact: true }) });
+    await expect(row).toContainText(role);
+    await expect(row).toContainText("active");
+    await page.getByRole("group", { name: "Roles" }).getByLabel(role).uncheck();
+  }
+});
+
+test("each role sees only what it may", async ({ page }) => {
+  for (const who of [AUTHOR, REVIEWER]) {
+    await logIn(page, who);
+    const sections = page.getByRole("navigation", { name: "Sections" });
+    await expect(sections.getByRole("link", { name: "Datasets" })).toBeVisible();
+    await expect(sections.getByRole("link", { name: "Accounts" })).toHaveCount(0);
+    const response = await page.goto("/admin/accounts");
+    expect(response?.status()).toBe(403);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Not allowed");
+    await page.goto("/");
+    await hydrated(page);
+    await page.getByRole("button", { name: "Log out" }).click();
+    await expect(page).toHaveURL(/\/login$/);
+  }
+});
+
+test("after logout the back button shows no private page", async ({ page }) => {
+  await logIn(page, AUTHOR);
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Datasets" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Datasets");
+  await page.getByRole("button", { name: "Log out" }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await page.goBack();
+  await expect(page).toHaveURL(/\/login\?next=/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Log in");
+});
+
+test("five wrong passwords lock the name for fifteen minutes", async ({ page }) => {
+  await page.goto("/login");
+  await hydrated(page);
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    await page.getByLabel("Name").fill(REVIEWER.name);
+    await page.getByLabel("Password").fill(`wrong password ${attempt}`);
+    await page.getByRole("button", { name: "Log in" }).click();
+    const expected = attempt < 5 ? "the name or the password is wrong" : "locked for 15 minutes";
+    await expect(page.getByRole("alert")).toContainText(expected);
+  }
+  // Even the right password is refused now.
+  await page.getByLabel("Password").fill(REVIEWER.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByRole("alert")).toContainText("locked for 15 minutes");
+});

@@ -1,0 +1,34 @@
+// The accounts the browser tests create and log in with, and the helpers they share.
+import { expect, type Page } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const ADMIN = { name: "ada", password: "ada's long admin password" };
+export const AUTHOR = { name: "ann", password: "ann's long author password" };
+export const REVIEWER = { name: "rex", password: "rex's long reviewer password" };
+
+/** The one-time setup link the server printed on stderr at its first start. */
+export async function setupLink(): Promise<string> {
+  const file = join(process.env.ADAMVIZ_E2E_DATA_DIR!, "server.stderr");
+  for (let i = 0; i < 50; i++) {
+    const match = readFileSync(file, "utf8").match(/create the first admin at (\S+)/);
+    if (match) return match[1];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`no setup link in ${file}`);
+}
+
+/** Waits until the page is hydrated. */
+export async function hydrated(page: Page): Promise<void> {
+  await expect(page.locator("#app")).toHaveAttribute("data-hydrated", "true");
+}
+
+/** Logs in through the login page and waits for the home page. */
+export async function logIn(page: Page, who: { name: string; password: string }): Promise<void> {
+  await page.goto("/login");
+  await hydrated(page);
+  await page.getByLabel("Name").fill(who.name);
+  await page.getByLabel("Password").fill(who.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByLabel("Account")).toContainText(who.name);
+}
