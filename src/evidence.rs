@@ -3,6 +3,7 @@
 //! identity constants); `record` the sealing and the two-step reading (parse → unverified,
 //! verify → [`record::Verified`]); one module per kind defines its Rust type.
 
+pub mod actor;
 pub mod artifact_bundle;
 pub mod canonical;
 pub mod execution_attempt;

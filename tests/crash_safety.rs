@@ -123,6 +123,7 @@ fn a_kill_at_any_step_leaves_a_consistent_store_and_a_retry_succeeds() {
                     spec,
                     pilot.script.bytes.clone(),
                     Arc::clone(&pilot.snapshot),
+                    &adamviz::evidence::actor::Actor::command_line(),
                 ))
                 .unwrap();
             assert_eq!(

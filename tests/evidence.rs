@@ -8,7 +8,10 @@ use adamviz::{
     evidence::{
         execution_request::ExecutionRequest,
         record::{seal, EvidenceError, Unverified},
-        schemas::{check_schema_identities, SchemaFile, SchemaIdentityError, EXECUTION_REQUEST_V1},
+        schemas::{
+            check_schema_identities, SchemaFile, SchemaIdentityError, EXECUTION_REQUEST_V1,
+            EXECUTION_REQUEST_V2,
+        },
     },
 };
 use serde_json::{json, Value};
@@ -27,6 +30,7 @@ fn request() -> ExecutionRequest {
         digest(4),
         ImageSize::default(),
         "2026-12-03T08:30:00.000000Z".to_owned(),
+        adamviz::evidence::actor::Actor::command_line(),
     )
 }
 
@@ -218,9 +222,14 @@ fn the_compiled_in_schemas_are_the_files_in_the_schemas_directory() {
 fn older_versions_are_read_and_only_the_current_one_is_written() {
     let sealed = seal(request(), digest(0)).unwrap();
     let mut value: Value = serde_json::to_value(sealed.record()).unwrap();
-    assert_eq!(value["schema_version"], "execution-request-v2");
+    assert_eq!(value["schema_version"], "execution-request-v3");
     assert_eq!(value["harness_version"], "execution-harness-v2");
-    // The same record as v1 wrote it validates against v1.
+    assert_eq!(value["actor"]["via"], "command_line");
+    // The same record as v2 wrote it (no actor) validates against v2, and as v1 against v1.
+    value.as_object_mut().unwrap().remove("actor");
+    value["schema_version"] = json!("execution-request-v2");
+    let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V2, &value).unwrap();
+    assert_eq!(violations, Vec::<String>::new());
     value["schema_version"] = json!("execution-request-v1");
     value["harness_version"] = json!("execution-harness-v1");
     let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V1, &value).unwrap();
@@ -233,7 +242,7 @@ fn older_versions_are_read_and_only_the_current_one_is_written() {
     assert!(
         refused
             .to_string()
-            .contains("new records are written as execution-request-v2"),
+            .contains("new records are written as execution-request-v3"),
         "{refused}"
     );
 }

@@ -9,6 +9,7 @@ use adamviz::domain::ids::{AttemptId, RevisionId};
 use adamviz::{
     compiler::ImageSize,
     domain::digest::Sha256Digest,
+    evidence::actor::Actor,
     evidence::{
         execution_request::ExecutionRequest,
         execution_verification::{ExecutionVerificationRecord, OutputHashes},
@@ -143,6 +144,7 @@ impl Fixture {
                 digest(5),
                 ImageSize::default(),
                 "2026-12-03T09:00:00.000000Z".into(),
+                Actor::command_line(),
             );
             *append_evidence(&transaction, request)
                 .unwrap()
@@ -158,6 +160,7 @@ impl Fixture {
                 snapshot_id: snapshot,
                 snapshot_hash: digest(5),
                 request_hash,
+                actor: Actor::command_line(),
                 inputs: inputs(),
             },
         )
@@ -195,6 +198,7 @@ impl Fixture {
             &attempt_id_for(revision, key),
             &digest(fingerprint),
             lease,
+            &Actor::command_line(),
         )?;
         transaction.commit().unwrap();
         Ok(outcome)
@@ -238,7 +242,13 @@ impl Fixture {
         let stored =
             append_evidence(&transaction, verdict_record(revision, attempt, passed)).unwrap();
         let bundle = edit(self.bundle(*stored.record_hash()));
-        let completed = complete_verified(&transaction, &self.objects, attempt, &bundle)?;
+        let completed = complete_verified(
+            &transaction,
+            &self.objects,
+            attempt,
+            &bundle,
+            &Actor::command_line(),
+        )?;
         transaction.commit().unwrap();
         Ok(completed.revision)
     }
@@ -326,7 +336,14 @@ fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_chang
     {
         let mut connection = f.database.connection().unwrap();
         let transaction = connection.transaction().unwrap();
-        fail_attempt(&transaction, &first.id, "runner: timed out", None).unwrap();
+        fail_attempt(
+            &transaction,
+            &first.id,
+            "runner: timed out",
+            None,
+            &Actor::command_line(),
+        )
+        .unwrap();
         transaction.commit().unwrap();
         let raw = connection.execute(
             "UPDATE attempts SET state = 'active' WHERE id = ?1",

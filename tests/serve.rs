@@ -16,6 +16,8 @@ struct Server {
     child: Child,
     addr: SocketAddr,
     log: mpsc::Receiver<String>,
+    /// The log lines written before the server said where it listens.
+    early: Vec<String>,
 }
 
 impl Server {
@@ -41,6 +43,7 @@ impl Server {
                 }
             }
         });
+        let mut early = Vec::new();
         let addr = loop {
             let line = log
                 .recv_timeout(Duration::from_secs(30))
@@ -48,8 +51,14 @@ impl Server {
             if let Some(rest) = line.split("listening on http://").nth(1) {
                 break rest.split_whitespace().next().unwrap().parse().unwrap();
             }
+            early.push(line);
         };
-        Server { child, addr, log }
+        Server {
+            child,
+            addr,
+            log,
+            early,
+        }
     }
 
     /// Sends `signal` and returns the exit status and the log lines written until exit.
@@ -66,25 +75,96 @@ impl Server {
 
     /// A minimal HTTP/1.1 GET; returns the status code and the body.
     fn get(&self, path: &str) -> (u16, String) {
+        let (status, _, body) = self.request("GET", path, &[], "");
+        (status, body)
+    }
+
+    /// A minimal HTTP/1.1 request; returns the status code, the head and the body.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
         let mut stream = TcpStream::connect(self.addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
+        let extra: String = headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect();
         write!(
             stream,
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
         )
         .unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_owned())
-            .unwrap_or_default();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+        (status, head.to_owned(), body.to_owned())
+    }
+
+    /// Logs in through the login server function, as the login form does; the session cookie.
+    fn login(&self, name: &str, password: &str) -> String {
+        let origin = format!("http://{}", self.addr);
+        let (status, head, body) = self.request(
+            "POST",
+            "/api/auth/login",
+            &[
+                ("Origin", &origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Accept", "application/json"),
+            ],
+            &format!("name={name}&password={}", password.replace(' ', "+")),
+        );
+        assert!(status < 400, "login: {status} {body}");
+        head.lines()
+            .find_map(|line| line.strip_prefix("set-cookie: "))
+            .and_then(|cookie| cookie.split(';').next())
+            .expect("a session cookie")
+            .to_owned()
+    }
+
+    /// GET with a session cookie.
+    fn get_as(&self, path: &str, cookie: &str) -> (u16, String) {
+        let (status, _, body) = self.request("GET", path, &[("Cookie", cookie)], "");
         (status, body)
     }
+}
+
+const PASSWORD: &str = "a long enough password";
+
+/// Adds an author account with `adamviz users add` (password on stdin, as from a script).
+fn add_author(data_dir: &Path, name: &str) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_adamviz"))
+        .args(["users", "add", name, "--role", "author", "--data-dir"])
+        .arg(data_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{PASSWORD}\n").as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        format!("created {name} (author)")
+    );
 }
 
 impl Drop for Server {
@@ -122,8 +202,13 @@ fn healthz_reports_unavailable_when_the_data_dir_disappears() {
 #[test]
 fn home_page_is_rendered_on_the_server_with_the_sections_and_hydration_marker() {
     let temp = tempfile::tempdir().unwrap();
+    add_author(&temp.path().join("d"), "ann");
     let server = Server::start(&temp.path().join("d"), &[]);
-    let (status, html) = server.get("/");
+    let (status, head, _) = server.request("GET", "/", &[], "");
+    assert_eq!(status, 303, "a visitor is sent to log in");
+    assert!(head.contains("location: /login?next=/"), "{head}");
+    let cookie = server.login("ann", PASSWORD);
+    let (status, html) = server.get_as("/", &cookie);
     assert_eq!(status, 200);
     for expected in [
         r#"data-hydrated="false""#,
@@ -143,22 +228,82 @@ fn home_page_is_rendered_on_the_server_with_the_sections_and_hydration_marker() 
 #[test]
 fn each_section_page_renders_and_unknown_paths_are_404() {
     let temp = tempfile::tempdir().unwrap();
+    add_author(&temp.path().join("d"), "ann");
     let server = Server::start(&temp.path().join("d"), &[]);
+    let cookie = server.login("ann", PASSWORD);
     for (path, heading) in [
         ("/datasets", "Datasets"),
         ("/revisions", "Revisions"),
         ("/evidence", "Evidence"),
     ] {
-        let (status, html) = server.get(path);
+        let (status, html) = server.get_as(path, &cookie);
         assert_eq!(status, 200, "{path}");
         assert!(
             html.contains(&format!("<h1>{heading}</h1>")),
             "{path}: {html}"
         );
     }
-    let (status, html) = server.get("/no-such-page");
+    let (status, html) = server.get_as("/no-such-page", &cookie);
     assert_eq!(status, 404, "{html}");
     assert!(html.contains("Page not found"), "{html}");
+}
+
+#[test]
+fn a_first_start_prints_a_setup_link_and_a_start_with_accounts_does_not() {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("d");
+    let setup_path = |server: &Server| {
+        let line = server
+            .early
+            .iter()
+            .find(|l| l.contains("create the first admin at"))
+            .unwrap_or_else(|| panic!("no setup line in {:?}", server.early))
+            .clone();
+        let link = line
+            .split(" at ")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        let prefix = format!("http://{}/setup?token=", server.addr);
+        let token = link
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("{link}"));
+        assert!(
+            token.len() == 32 && token.chars().all(|c| c.is_ascii_hexdigit()),
+            "{token}"
+        );
+        format!("/setup?token={token}")
+    };
+    let server = Server::start(&data_dir, &[]);
+    let first = setup_path(&server);
+    assert_eq!(server.get(&first).0, 200);
+    assert_eq!(
+        server
+            .get("/setup?token=00000000000000000000000000000000")
+            .0,
+        404
+    );
+    assert_eq!(server.get("/setup").0, 404);
+    drop(server);
+    // Valid until the server stops: the next start has another.
+    let server = Server::start(&data_dir, &[]);
+    let second = setup_path(&server);
+    assert_ne!(first, second);
+    assert_eq!(server.get(&first).0, 404);
+    drop(server);
+    add_author(&data_dir, "ann");
+    let server = Server::start(&data_dir, &[]);
+    assert!(
+        !server
+            .early
+            .iter()
+            .any(|l| l.contains("create the first admin")),
+        "{:?}",
+        server.early
+    );
+    assert_eq!(server.get(&second).0, 404);
 }
 
 #[test]

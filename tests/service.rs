@@ -50,6 +50,11 @@ fn pilot() -> Pilot {
     }
 }
 
+/// The command line's actor, as `adamviz run` records it.
+fn actor() -> adamviz::evidence::actor::Actor {
+    adamviz::evidence::actor::Actor::command_line()
+}
+
 /// The pilot's ALT spec, as proposed and confirmed.
 fn alt_spec(pilot: &Pilot) -> adamviz::domain::spec::PlotSpec {
     let profile = profile_table(&pilot.table, pilot.upload.content_hash, 5);
@@ -112,7 +117,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         ] {
             let spec = confirmed(question);
             let made = service
-                .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+                .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor())
                 .await
                 .unwrap();
             assert_eq!(made.revision.status, RevisionStatus::Draft, "{question}");
@@ -123,6 +128,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                     &spec,
                     made.prepared.script.bytes.clone(),
                     Arc::clone(&made.prepared.snapshot),
+                    &actor(),
                 )
                 .await
                 .unwrap();
@@ -186,6 +192,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                     &spec,
                     made.prepared.script.bytes.clone(),
                     Arc::clone(&made.prepared.snapshot),
+                    &actor(),
                 )
                 .await
                 .unwrap();
@@ -199,7 +206,8 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                         "key-2",
                         &spec,
                         made.prepared.script.bytes.clone(),
-                        Arc::clone(&made.prepared.snapshot)
+                        Arc::clone(&made.prepared.snapshot),
+                        &actor(),
                     )
                     .await,
                 Err(ServiceError::Repository(_))
@@ -210,7 +218,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         // a retry with the right script succeeds.
         let spec = confirmed("ALT over time by arm");
         let made = service
-            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor())
             .await
             .unwrap();
         let mut tampered = made.prepared.script.bytes.clone();
@@ -222,6 +230,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                 &spec,
                 tampered,
                 Arc::clone(&made.prepared.snapshot),
+                &actor(),
             )
             .await
             .unwrap();
@@ -238,6 +247,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                 &spec,
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
+                &actor(),
             )
             .await
             .unwrap();
@@ -250,7 +260,7 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
         let mut free = confirmed("ALT over time by arm");
         free.y_scale = YScale::Free;
         let made = service
-            .materialize(&free, Arc::clone(&pilot.table), &pilot.upload)
+            .materialize(&free, Arc::clone(&pilot.table), &pilot.upload, &actor())
             .await
             .unwrap();
         assert_eq!(made.revision.status, RevisionStatus::ExperimentalDraft);
@@ -261,7 +271,8 @@ fn three_pilot_parameters_end_verified_and_every_refusal_holds() {
                     "key-1",
                     &free,
                     made.prepared.script.bytes.clone(),
-                    Arc::clone(&made.prepared.snapshot)
+                    Arc::clone(&made.prepared.snapshot),
+                    &actor(),
                 )
                 .await,
             Err(ServiceError::ExperimentalRevision(_))
@@ -287,7 +298,7 @@ fn a_runner_timeout_fails_the_attempt_and_a_retry_succeeds() {
     let spec = alt_spec(&pilot);
     runtime.block_on(async {
         let made = impatient
-            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor())
             .await
             .unwrap();
         let run = |service: ExecutionService, key: &'static str| {
@@ -296,7 +307,11 @@ fn a_runner_timeout_fails_the_attempt_and_a_retry_succeeds() {
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
             );
-            async move { service.execute(&id, key, &spec, script, snapshot).await }
+            async move {
+                service
+                    .execute(&id, key, &spec, script, snapshot, &actor())
+                    .await
+            }
         };
         let timed_out = run(impatient.clone(), "key-1").await.unwrap();
         let result = timed_out.result.unwrap();
@@ -339,7 +354,7 @@ fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
     let spec = alt_spec(&pilot);
     runtime.block_on(async {
         let made = service
-            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor())
             .await
             .unwrap();
         let run = |key: &'static str| {
@@ -349,7 +364,11 @@ fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
             );
-            tokio::spawn(async move { service.execute(&id, key, &spec, script, snapshot).await })
+            tokio::spawn(async move {
+                service
+                    .execute(&id, key, &spec, script, snapshot, &actor())
+                    .await
+            })
         };
         // Two keys and a repeat of the first, all at once: one attempt runs, the other key is
         // refused while it is active, and the repeated key is told its attempt is running.
@@ -403,7 +422,7 @@ fn a_refused_completion_keeps_the_passing_verification_record() {
         .unwrap();
     runtime.block_on(async {
         let made = service
-            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor())
             .await
             .unwrap();
         let refused = service
@@ -413,6 +432,7 @@ fn a_refused_completion_keeps_the_passing_verification_record() {
                 &spec,
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
+                &actor(),
             )
             .await
             .unwrap_err();
@@ -471,7 +491,7 @@ fn a_dataset_whose_raw_bytes_are_not_stored_is_not_materialized() {
     let spec = alt_spec(&pilot);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let refused = runtime
-        .block_on(service.materialize(&spec, Arc::clone(&pilot.table), &pilot.upload))
+        .block_on(service.materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor()))
         .unwrap_err();
     assert!(
         matches!(refused, ServiceError::UploadNotStored(hash) if hash == pilot.upload.content_hash),
@@ -497,7 +517,7 @@ fn an_error_after_the_attempt_started_ends_the_attempt() {
     let spec = alt_spec(&pilot);
     runtime.block_on(async {
         let made = service
-            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload)
+            .materialize(&spec, Arc::clone(&pilot.table), &pilot.upload, &actor())
             .await
             .unwrap();
         let objects = ObjectStore::open(dir.path()).unwrap();
@@ -511,6 +531,7 @@ fn an_error_after_the_attempt_started_ends_the_attempt() {
                 &spec,
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
+                &actor(),
             )
             .await
             .unwrap_err();

@@ -74,6 +74,7 @@ fn each_wrong_thing_fails_exactly_its_check() {
             pilot.snapshot_hash,
             pilot.image,
             "2026-12-03T08:40:00.000000Z".to_owned(),
+            adamviz::evidence::actor::Actor::command_line(),
         ),
         Sha256Digest::from_bytes([0; 32]),
     )
@@ -323,6 +324,7 @@ fn run_and_verify(
             prepared.snapshot_hash,
             prepared.image,
             "2026-12-04T08:40:00.000000Z".to_owned(),
+            adamviz::evidence::actor::Actor::command_line(),
         ),
         Sha256Digest::from_bytes([0; 32]),
     )

@@ -1,4 +1,4 @@
-//! `execution_attempt` (schema `execution-attempt-v1`): one event of a governed execution
+//! `execution_attempt` (schema `execution-attempt-v2`, reads v1 too): one event of a governed execution
 //! attempt. `started` records the captured revision version and the fingerprint of the request
 //! and the inputs actually supplied; exactly one terminal event follows, `succeeded` (naming
 //! the passing verification) or `failed` (with the reason, and the verification when there
@@ -7,7 +7,10 @@
 use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
-use super::{record::EvidenceRecord, schemas::EXECUTION_ATTEMPT_V1};
+use super::{
+    record::EvidenceRecord,
+    schemas::{EXECUTION_ATTEMPT_V1, EXECUTION_ATTEMPT_V2},
+};
 use crate::domain::digest::Sha256Digest;
 
 /// What happened to the attempt.
@@ -28,7 +31,7 @@ pub enum AttemptEvent {
 pub struct ExecutionAttemptRecord {
     /// Always `execution_attempt`.
     pub kind: String,
-    /// Always `execution-attempt-v1`.
+    /// `execution-attempt-v2` when written (`execution-attempt-v1` in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -48,6 +51,9 @@ pub struct ExecutionAttemptRecord {
     pub reason: Option<String>,
     /// When it happened.
     pub at: String,
+    /// Who acted (from `execution-attempt-v2`; absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<super::actor::Actor>,
     /// The predecessor's hash.
     pub previous_hash: Sha256Digest,
     /// The self-hash.
@@ -67,6 +73,8 @@ pub struct AttemptFacts {
     pub fingerprint: Sha256Digest,
     /// The captured version.
     pub captured_version: i64,
+    /// Who acted.
+    pub actor: super::actor::Actor,
 }
 
 impl ExecutionAttemptRecord {
@@ -80,7 +88,7 @@ impl ExecutionAttemptRecord {
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "execution-attempt-v1".to_owned(),
+            schema_version: "execution-attempt-v2".to_owned(),
             revision_id: facts.revision_id,
             attempt_id: facts.attempt_id,
             event,
@@ -90,6 +98,7 @@ impl ExecutionAttemptRecord {
             verification_hash,
             reason,
             at,
+            actor: Some(facts.actor),
             previous_hash: Sha256Digest::from_bytes([0; 32]),
             record_hash: Sha256Digest::from_bytes([0; 32]),
         }
@@ -99,5 +108,6 @@ impl ExecutionAttemptRecord {
 crate::impl_evidence_record!(
     ExecutionAttemptRecord,
     "execution_attempt",
+    EXECUTION_ATTEMPT_V2,
     EXECUTION_ATTEMPT_V1
 );

@@ -1,4 +1,4 @@
-//! `execution_request` (schema `execution-request-v2`, reads v1 too): what a governed execution is asked to
+//! `execution_request` (schema `execution-request-v3`, reads v2 and v1 too): what a governed execution is asked to
 //! run, by hash: the confirmed spec, the compiled script, the selected records (their stored
 //! CSV object and their canonical snapshot hash), the compiler and harness versions and the
 //! image size.
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
-    schemas::{EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2},
+    schemas::{EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3},
 };
 use crate::{
     compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
@@ -22,7 +22,7 @@ use crate::{
 pub struct ExecutionRequest {
     /// Always `execution_request`.
     pub kind: String,
-    /// `execution-request-v2` when written (`execution-request-v1` in older records).
+    /// `execution-request-v3` when written (v2 and v1 in older records).
     pub schema_version: String,
     /// The revision (`rev-` and 32 hex digits).
     pub revision_id: RevisionId,
@@ -42,6 +42,9 @@ pub struct ExecutionRequest {
     pub image: ImageSize,
     /// When it was requested (canonical UTC RFC 3339).
     pub requested_at: String,
+    /// Who acted (from `execution-request-v3`; absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<super::actor::Actor>,
     /// The predecessor's hash.
     pub previous_hash: Sha256Digest,
     /// The self-hash.
@@ -50,6 +53,7 @@ pub struct ExecutionRequest {
 
 impl ExecutionRequest {
     /// A request with the current compiler and harness versions, not yet sealed.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         revision_id: RevisionId,
         spec_hash: Sha256Digest,
@@ -58,10 +62,11 @@ impl ExecutionRequest {
         snapshot_hash: Sha256Digest,
         image: ImageSize,
         requested_at: String,
+        actor: super::actor::Actor,
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "execution-request-v2".to_owned(),
+            schema_version: "execution-request-v3".to_owned(),
             revision_id,
             spec_hash,
             script_hash,
@@ -71,6 +76,7 @@ impl ExecutionRequest {
             harness_version: HARNESS_VERSION.to_owned(),
             image,
             requested_at,
+            actor: Some(actor),
             previous_hash: Sha256Digest::from_bytes([0; 32]),
             record_hash: Sha256Digest::from_bytes([0; 32]),
         }
@@ -80,6 +86,7 @@ impl ExecutionRequest {
 crate::impl_evidence_record!(
     ExecutionRequest,
     "execution_request",
+    EXECUTION_REQUEST_V3,
     EXECUTION_REQUEST_V2,
     EXECUTION_REQUEST_V1
 );

@@ -12,7 +12,7 @@ use super::{
     artifact_bundle::BundleArtifacts,
     execution_request::ExecutionRequest,
     record::EvidenceRecord,
-    schemas::{REVISION_CONTEXT_V1, REVISION_CONTEXT_V2},
+    schemas::{REVISION_CONTEXT_V1, REVISION_CONTEXT_V2, REVISION_CONTEXT_V3},
 };
 use crate::domain::{digest::Sha256Digest, profile::ProfileWarning};
 
@@ -109,7 +109,7 @@ pub struct ContextOutputs {
 pub struct RevisionContextRecord {
     /// Always `revision_context`.
     pub kind: String,
-    /// `revision-context-v2` when written (`revision-context-v1` in older records).
+    /// `revision-context-v3` when written (v2 and v1 in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -147,6 +147,9 @@ pub struct RevisionContextRecord {
     pub outputs: ContextOutputs,
     /// When it was recorded.
     pub recorded_at: String,
+    /// Who acted (from `revision-context-v3`; absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<super::actor::Actor>,
     /// The predecessor's hash.
     pub previous_hash: Sha256Digest,
     /// The self-hash.
@@ -180,6 +183,8 @@ pub struct ContextParts<'a> {
     pub verification_hash: Sha256Digest,
     /// The bundle record.
     pub bundle_hash: Sha256Digest,
+    /// Who acted.
+    pub actor: super::actor::Actor,
 }
 
 impl RevisionContextRecord {
@@ -188,7 +193,7 @@ impl RevisionContextRecord {
         let (spec, spec_hash) = parts.spec;
         Ok(Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "revision-context-v2".to_owned(),
+            schema_version: "revision-context-v3".to_owned(),
             revision_id: parts.revision_id.clone(),
             attempt_id: parts.attempt_id.clone(),
             question: spec
@@ -220,6 +225,7 @@ impl RevisionContextRecord {
                 environment_sha256: parts.artifacts.environment.sha256,
             },
             recorded_at,
+            actor: Some(parts.actor),
             previous_hash: Sha256Digest::from_bytes([0; 32]),
             record_hash: Sha256Digest::from_bytes([0; 32]),
         })
@@ -229,6 +235,7 @@ impl RevisionContextRecord {
 crate::impl_evidence_record!(
     RevisionContextRecord,
     "revision_context",
+    REVISION_CONTEXT_V3,
     REVISION_CONTEXT_V2,
     REVISION_CONTEXT_V1
 );

@@ -1,4 +1,4 @@
-//! `revision_lifecycle` (schema `revision-lifecycle-v1`): one change of a revision's status,
+//! `revision_lifecycle` (schema `revision-lifecycle-v2`, reads v1 too): one change of a revision's status,
 //! appended in the transaction that makes it: `created` (Draft or Experimental/Draft, at
 //! version one) and `verified` (from Draft, naming the attempt, the accepted bundle and the
 //! passing verification).
@@ -6,7 +6,10 @@
 use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
-use super::{record::EvidenceRecord, schemas::REVISION_LIFECYCLE_V1};
+use super::{
+    record::EvidenceRecord,
+    schemas::{REVISION_LIFECYCLE_V1, REVISION_LIFECYCLE_V2},
+};
 use crate::domain::{digest::Sha256Digest, revision::RevisionStatus};
 
 /// The change.
@@ -47,6 +50,9 @@ pub struct RevisionLifecycleRecord {
     pub verification_hash: Option<Sha256Digest>,
     /// When it happened.
     pub at: String,
+    /// Who acted (from `revision-lifecycle-v2`; absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<super::actor::Actor>,
     /// The predecessor's hash.
     pub previous_hash: Sha256Digest,
     /// The self-hash.
@@ -71,6 +77,7 @@ impl RevisionLifecycleRecord {
         status: RevisionStatus,
         spec_hash: Sha256Digest,
         at: String,
+        actor: super::actor::Actor,
     ) -> Self {
         Self::new(
             revision_id,
@@ -81,6 +88,7 @@ impl RevisionLifecycleRecord {
             spec_hash,
             None,
             at,
+            actor,
         )
     }
 
@@ -91,6 +99,7 @@ impl RevisionLifecycleRecord {
         spec_hash: Sha256Digest,
         basis: PromotionBasis,
         at: String,
+        actor: super::actor::Actor,
     ) -> Self {
         Self::new(
             revision_id,
@@ -101,6 +110,7 @@ impl RevisionLifecycleRecord {
             spec_hash,
             Some(basis),
             at,
+            actor,
         )
     }
 
@@ -114,10 +124,11 @@ impl RevisionLifecycleRecord {
         spec_hash: Sha256Digest,
         basis: Option<PromotionBasis>,
         at: String,
+        actor: super::actor::Actor,
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "revision-lifecycle-v1".to_owned(),
+            schema_version: "revision-lifecycle-v2".to_owned(),
             revision_id,
             event,
             from_status,
@@ -128,6 +139,7 @@ impl RevisionLifecycleRecord {
             bundle_hash: basis.as_ref().map(|b| b.bundle_hash),
             verification_hash: basis.as_ref().map(|b| b.verification_hash),
             at,
+            actor: Some(actor),
             previous_hash: Sha256Digest::from_bytes([0; 32]),
             record_hash: Sha256Digest::from_bytes([0; 32]),
         }
@@ -137,5 +149,6 @@ impl RevisionLifecycleRecord {
 crate::impl_evidence_record!(
     RevisionLifecycleRecord,
     "revision_lifecycle",
+    REVISION_LIFECYCLE_V2,
     REVISION_LIFECYCLE_V1
 );

@@ -104,16 +104,48 @@ pub static REVISION_CONTEXT_V2: SchemaFile = schema_file!(
     "e92f7547114e134a69b4e494a5271d0c643ecff341fce8de0324a7c3ea5b8856"
 );
 
+/// `schemas/execution-request-v3.schema.json`: names who acted.
+pub static EXECUTION_REQUEST_V3: SchemaFile = schema_file!(
+    "execution-request-v3.schema.json",
+    "11448b8a054a429e0e77f7ca66a0d43b74422c57e287ad4404607a1521d03657",
+    "ef5788f314003809167d0214cbed2b34b05d834d07e4595f3fdeeac5daa7a964"
+);
+
+/// `schemas/execution-attempt-v2.schema.json`: names who acted.
+pub static EXECUTION_ATTEMPT_V2: SchemaFile = schema_file!(
+    "execution-attempt-v2.schema.json",
+    "9eab23a817f1b1acbda03f7e12f1e1e8cb34b5c75f039241de00031f7e7b3069",
+    "1055727e37dd1ce1121bb07b3c0925d2b02525083beede5215fa7eff90695265"
+);
+
+/// `schemas/revision-lifecycle-v2.schema.json`: names who acted.
+pub static REVISION_LIFECYCLE_V2: SchemaFile = schema_file!(
+    "revision-lifecycle-v2.schema.json",
+    "bca51c69e880eb7f8968510cfc1b5a0f07412b28021e41ba98d41b266febe27d",
+    "e56040e69122725ce06a06c0d5916009902c58ced43fdf484e4a2d486fe2fb1b"
+);
+
+/// `schemas/revision-context-v3.schema.json`: names who acted.
+pub static REVISION_CONTEXT_V3: SchemaFile = schema_file!(
+    "revision-context-v3.schema.json",
+    "5ecad930dde9edca043962bd60aaa5f3b411bd55b0599c8797f5f0f67f9b10c2",
+    "32f04aac1080118b2343db84d14288d8b8d55c41d6ac3f88fa127cce2aa5c990"
+);
+
 /// Every schema adamviz knows: the versions it writes and the older ones it still reads.
-pub static ALL_SCHEMAS: [&SchemaFile; 10] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 14] = [
+    &EXECUTION_REQUEST_V3,
     &EXECUTION_REQUEST_V2,
     &EXECUTION_REQUEST_V1,
     &EXECUTION_RESULT_V2,
     &EXECUTION_RESULT_V1,
+    &EXECUTION_ATTEMPT_V2,
     &EXECUTION_ATTEMPT_V1,
     &EXECUTION_VERIFICATION_V1,
     &ARTIFACT_BUNDLE_V1,
+    &REVISION_LIFECYCLE_V2,
     &REVISION_LIFECYCLE_V1,
+    &REVISION_CONTEXT_V3,
     &REVISION_CONTEXT_V2,
     &REVISION_CONTEXT_V1,
 ];

@@ -4,7 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
-use super::cli::{bench, bench_execute, bench_governed, bench_ledger};
+use super::cli::{bench, bench_auth, bench_execute, bench_governed, bench_ledger};
 
 /// adamviz-bench: adamviz's benchmarks (they print figures; a missed target is reported, never
 /// an error).
@@ -27,6 +27,8 @@ pub enum BenchCommand {
     Governed(bench_governed::GovernedBenchArgs),
     /// `adamviz ledger verify` over the records, rows and artifacts of many revisions.
     Ledger(bench_ledger::LedgerBenchArgs),
+    /// A login's cost and what sessions and authorization add to a page request.
+    Auth(bench_auth::AuthBenchArgs),
     /// One measured read + profile, run by `adamviz-bench ingest` in a fresh process.
     #[command(hide = true)]
     BenchChild(bench::BenchChildArgs),
@@ -39,6 +41,7 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCommand::Execute(args) => bench_execute::run_execute_bench(args).await,
         BenchCommand::Governed(args) => bench_governed::run_governed_bench(args).await,
         BenchCommand::Ledger(args) => bench_ledger::run_ledger_bench(args).await,
+        BenchCommand::Auth(args) => bench_auth::run_auth_bench(args).await,
         BenchCommand::BenchChild(args) => bench::run_child(args),
     }
 }

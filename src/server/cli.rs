@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use super::{config::ServeConfig, http};
 
 pub mod bench;
+pub mod bench_auth;
 pub mod bench_execute;
 pub mod bench_governed;
 pub mod bench_ledger;

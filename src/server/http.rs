@@ -80,6 +80,12 @@ async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
 /// files and the 404 fallback; inside out, the page guard, the session layer, the CSRF check
 /// and the security headers around all of them.
 pub fn router(state: AppState) -> Router {
+    router_with(state, true)
+}
+
+/// [`router`], optionally without the page guard (`adamviz-bench auth` measures what the guard
+/// and the session lookup add to a page).
+pub fn router_with(state: AppState, guard_pages: bool) -> Router {
     let page_routes = generate_route_list(App);
     let leptos_options = state.leptos_options.clone();
     let context = state.api.clone();
@@ -95,7 +101,7 @@ pub fn router(state: AppState) -> Router {
             state.api.sessions.idle_timeout.as_secs() as i64
         ),
     ));
-    Router::new()
+    let routes = Router::new()
         .route("/healthz", get(healthz))
         .leptos_routes_with_context(
             &state,
@@ -103,11 +109,16 @@ pub fn router(state: AppState) -> Router {
             move || provide_context(context.clone()),
             move || shell(leptos_options.clone()),
         )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(axum::middleware::from_fn_with_state(
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell));
+    let routes = if guard_pages {
+        routes.layer(axum::middleware::from_fn_with_state(
             state.api.clone(),
             page_guard,
         ))
+    } else {
+        routes
+    };
+    routes
         .layer(sessions)
         .layer(axum::middleware::from_fn_with_state(
             state.origins.clone(),

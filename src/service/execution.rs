@@ -22,6 +22,7 @@ use crate::{
         ids::{AttemptId, RevisionId},
         spec::{PlotSpec, YScale},
     },
+    evidence::actor::Actor,
     evidence::{
         artifact_bundle::{ArtifactRef, BundleArtifacts, BundleToAccept},
         execution_request::ExecutionRequest,
@@ -206,7 +207,9 @@ impl ExecutionService {
         spec: &PlotSpec,
         table: Arc<Table>,
         upload: &UploadInfo,
+        actor: &Actor,
     ) -> Result<Materialized, ServiceError> {
+        let actor = actor.clone();
         // Snapshot, compilation, profile and CSV are CPU work: kept off the async executor.
         let (prepared, inputs, csv) = {
             let (spec, upload, objects) = (spec.clone(), upload.clone(), self.objects.clone());
@@ -262,6 +265,7 @@ impl ExecutionService {
                             snapshot_hash,
                             image,
                             utc_now(),
+                            actor.clone(),
                         );
                         Some(*append_evidence(&transaction, request)?.record_hash())
                     };
@@ -276,6 +280,7 @@ impl ExecutionService {
                             snapshot_hash,
                             request_hash,
                             inputs,
+                            actor,
                         },
                     )?)
                 })();
@@ -320,12 +325,13 @@ impl ExecutionService {
         spec: &PlotSpec,
         script: Vec<u8>,
         snapshot: Arc<Snapshot>,
+        actor: &Actor,
     ) -> Result<ExecutionOutcome, ServiceError> {
         // 1. A revision under governed execution, and its verified request.
         let request = self.governed_request(revision_id).await?;
         // 2. The attempt: started, or the one this key already named.
         let attempt_id = match self
-            .start_attempt_for(&request, idempotency_key, &script, &snapshot)
+            .start_attempt_for(&request, idempotency_key, &script, &snapshot, actor)
             .await?
         {
             StartOutcome::Started(attempt) => attempt.id,
@@ -338,10 +344,10 @@ impl ExecutionService {
         //      failed (in a live process nothing else would: recovery leaves a live owner's
         //      attempts alone), so the revision stays retryable.
         let outcome = self
-            .run_verify_and_record(&request, &attempt_id, spec, script, snapshot)
+            .run_verify_and_record(&request, &attempt_id, spec, script, snapshot, actor)
             .await;
         if let Err(error) = &outcome {
-            self.fail_unless_ended(&attempt_id, error).await;
+            self.fail_unless_ended(&attempt_id, error, actor).await;
         }
         outcome
     }
@@ -374,7 +380,9 @@ impl ExecutionService {
         idempotency_key: &str,
         script: &[u8],
         snapshot: &Arc<Snapshot>,
+        actor: &Actor,
     ) -> Result<StartOutcome, ServiceError> {
+        let actor = actor.clone();
         let supplied_snapshot = Arc::clone(snapshot);
         let supplied_hash = tokio::task::spawn_blocking(move || snapshot_hash(&supplied_snapshot))
             .await
@@ -399,6 +407,7 @@ impl ExecutionService {
                     &attempt_id,
                     &fingerprint,
                     &lease,
+                    &actor,
                 )?;
                 transaction.commit()?;
                 Ok::<_, ServiceError>(outcome)
@@ -439,6 +448,7 @@ impl ExecutionService {
         spec: &PlotSpec,
         script: Vec<u8>,
         snapshot: Arc<Snapshot>,
+        actor: &Actor,
     ) -> Result<ExecutionOutcome, ServiceError> {
         // 3. Run in the sandbox, then verify (off the async executor: the checks decode the
         //    PNG and recompute the statistics).
@@ -519,6 +529,7 @@ impl ExecutionService {
                 verification_record,
                 completion,
                 failure_reason,
+                actor,
             )
             .await?;
         Ok(ExecutionOutcome {
@@ -541,7 +552,9 @@ impl ExecutionService {
         verification_record: ExecutionVerificationRecord,
         completion: Option<Completion>,
         failure_reason: String,
+        actor: &Actor,
     ) -> Result<(Revision, Option<Sha256Digest>), ServiceError> {
+        let actor = actor.clone();
         let objects = self.objects.clone();
         let (rev, att) = (revision_id.clone(), attempt_id.clone());
         self.database
@@ -558,6 +571,7 @@ impl ExecutionService {
                                 &att,
                                 &failure_reason,
                                 Some(verification_hash),
+                                &actor,
                             )?;
                             Ok(None)
                         }
@@ -568,6 +582,7 @@ impl ExecutionService {
                             &att,
                             completion,
                             verification_hash,
+                            &actor,
                         )
                         .map(Some),
                     }
@@ -586,6 +601,7 @@ impl ExecutionService {
                             &att,
                             &format!("completion refused: {error}"),
                             Some(*verification.record_hash()),
+                            &actor,
                         )?;
                         transaction.commit()?;
                         return Err(error);
@@ -604,15 +620,16 @@ impl ExecutionService {
     /// Ends `attempt_id` as failed because of `error`, unless it has ended already (a refused
     /// completion ends it itself). A failure to record that is logged: recovery at the next
     /// start ends the attempt.
-    async fn fail_unless_ended(&self, attempt_id: &AttemptId, error: &ServiceError) {
+    async fn fail_unless_ended(&self, attempt_id: &AttemptId, error: &ServiceError, actor: &Actor) {
         let (att, reason) = (attempt_id.clone(), format!("the execution failed: {error}"));
+        let actor = actor.clone();
         let ended = self
             .database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
                 let active = get_attempt(&transaction, &att)?.is_some_and(|a| a.state == "active");
                 if active {
-                    fail_attempt(&transaction, &att, &reason, None)?;
+                    fail_attempt(&transaction, &att, &reason, None, &actor)?;
                     transaction.commit()?;
                 }
                 Ok::<_, ServiceError>(())
@@ -732,6 +749,7 @@ fn complete_with_context(
     attempt_id: &AttemptId,
     completion: Completion,
     verification_hash: Sha256Digest,
+    actor: &Actor,
 ) -> Result<Sha256Digest, ServiceError> {
     let inputs = get_revision_inputs(transaction, revision_id)?
         .ok_or_else(|| ServiceError::NoInputs(revision_id.clone()))?;
@@ -741,7 +759,7 @@ fn complete_with_context(
         snapshot_hash: completion.request.snapshot_hash,
         verification_hash,
     };
-    let completed = complete_verified(transaction, objects, attempt_id, &bundle)?;
+    let completed = complete_verified(transaction, objects, attempt_id, &bundle, actor)?;
     let result_hash = canonical_hash(&completion.result_json)?;
     let context = RevisionContextRecord::new(
         ContextParts {
@@ -757,6 +775,7 @@ fn complete_with_context(
             environment_fingerprint: completion.environment_fingerprint,
             verification_hash,
             bundle_hash: completed.bundle_hash,
+            actor: actor.clone(),
         },
         utc_now(),
     )?;

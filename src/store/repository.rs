@@ -13,6 +13,7 @@ use crate::{
         digest::Sha256Digest,
         ids::{AttemptId, RevisionId},
     },
+    evidence::actor::Actor,
     evidence::{
         artifact_bundle::ArtifactBundleRecord,
         execution_attempt::{AttemptEvent, AttemptFacts, ExecutionAttemptRecord},
@@ -266,6 +267,8 @@ pub struct NewRevision {
     pub request_hash: Option<Sha256Digest>,
     /// Source metadata and profile warnings, kept for the revision's context.
     pub inputs: RevisionInputs,
+    /// Who created it.
+    pub actor: Actor,
 }
 
 /// Creates a revision at version 1, Draft or Experimental/Draft, and appends its
@@ -290,7 +293,13 @@ pub fn create_revision(
     // The record first: the database admits the row only when its record is there.
     append_evidence(
         transaction,
-        RevisionLifecycleRecord::created(new.id.clone(), status, new.spec_hash, now.clone()),
+        RevisionLifecycleRecord::created(
+            new.id.clone(),
+            status,
+            new.spec_hash,
+            now.clone(),
+            new.actor.clone(),
+        ),
     )?;
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
@@ -426,6 +435,7 @@ pub enum StartOutcome {
 fn attempt_facts(
     connection: &rusqlite::Connection,
     attempt: &Attempt,
+    actor: &Actor,
 ) -> Result<AttemptFacts, RepositoryError> {
     let revision = get_revision(connection, &attempt.revision_id)?
         .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
@@ -441,6 +451,7 @@ fn attempt_facts(
         request_hash,
         fingerprint,
         captured_version: attempt.captured_version,
+        actor: actor.clone(),
     })
 }
 
@@ -454,6 +465,7 @@ pub fn start_attempt(
     attempt_id: &AttemptId,
     fingerprint: &Sha256Digest,
     lease: &AttemptLease,
+    actor: &Actor,
 ) -> Result<StartOutcome, RepositoryError> {
     if let Some(existing) = get_attempt(transaction, attempt_id)? {
         if existing.fingerprint == fingerprint.to_hex() && existing.revision_id == *revision_id {
@@ -498,6 +510,7 @@ pub fn start_attempt(
         request_hash,
         fingerprint: *fingerprint,
         captured_version: revision.version,
+        actor: actor.clone(),
     };
     // The record first: the database admits the row only when its record is there.
     append_evidence(
@@ -531,6 +544,7 @@ pub fn fail_attempt(
     attempt_id: &AttemptId,
     reason: &str,
     verification_hash: Option<Sha256Digest>,
+    actor: &Actor,
 ) -> Result<(), RepositoryError> {
     let now = utc_now();
     let attempt = get_attempt(transaction, attempt_id)?
@@ -538,7 +552,7 @@ pub fn fail_attempt(
     if attempt.state != "active" {
         return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
     }
-    let facts = attempt_facts(transaction, &attempt)?;
+    let facts = attempt_facts(transaction, &attempt, actor)?;
     // The record first: the database admits the change only when its record is there.
     append_evidence(
         transaction,
@@ -602,6 +616,7 @@ pub fn complete_verified(
     objects: &ObjectStore,
     attempt_id: &AttemptId,
     bundle: &BundleToAccept,
+    actor: &Actor,
 ) -> Result<Completed, RepositoryError> {
     let attempt = get_attempt(transaction, attempt_id)?
         .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
@@ -648,7 +663,7 @@ pub fn complete_verified(
             now
         ],
     )?;
-    let facts = attempt_facts(transaction, &attempt)?;
+    let facts = attempt_facts(transaction, &attempt, actor)?;
     append_evidence(
         transaction,
         ExecutionAttemptRecord::new(
@@ -677,6 +692,7 @@ pub fn complete_verified(
                 verification_hash: bundle.verification_hash,
             },
             now,
+            actor.clone(),
         ),
     )?;
     let promoted = transaction.execute(
@@ -763,7 +779,7 @@ pub fn reconcile_active_attempts(
         .collect::<Result<_, _>>()?
     };
     for id in &ids {
-        fail_attempt(transaction, id, reason, None)?;
+        fail_attempt(transaction, id, reason, None, &Actor::system())?;
     }
     Ok(ids)
 }

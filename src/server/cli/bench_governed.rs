@@ -89,7 +89,12 @@ impl GovernedFixture {
         let started = Instant::now();
         let made = self
             .service
-            .materialize(&self.spec, Arc::clone(&self.table), &self.upload)
+            .materialize(
+                &self.spec,
+                Arc::clone(&self.table),
+                &self.upload,
+                &crate::evidence::actor::Actor::command_line(),
+            )
             .await?;
         let outcome = self
             .service
@@ -99,6 +104,7 @@ impl GovernedFixture {
                 &self.spec,
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
+                &crate::evidence::actor::Actor::command_line(),
             )
             .await?;
         if outcome.revision.status != RevisionStatus::Verified {

@@ -151,8 +151,10 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
             .unwrap_or_default(),
         size: received.object.size,
     };
+    // The command line acts as the operating-system user running it.
+    let actor = crate::evidence::actor::Actor::command_line();
     let made = service
-        .materialize(&spec, Arc::new(received.table), &upload)
+        .materialize(&spec, Arc::new(received.table), &upload, &actor)
         .await?;
     println!(
         "revision: {} ({:?})",
@@ -172,6 +174,7 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
             &spec,
             made.prepared.script.bytes.clone(),
             Arc::clone(&made.prepared.snapshot),
+            &actor,
         )
         .await?;
     println!("attempt: {}", outcome.attempt_id);

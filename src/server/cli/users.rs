@@ -2,7 +2,7 @@
 //! are read from the terminal without echo, or from stdin when it is not a terminal; they are
 //! never taken as arguments (they would land in the shell history and the process list).
 
-use std::{io::IsTerminal, path::PathBuf};
+use std::{io::IsTerminal, path::Path};
 
 use anyhow::Context as _;
 use clap::Subcommand;
@@ -64,7 +64,11 @@ fn read_new_password() -> anyhow::Result<String> {
     }
 }
 
-fn open(data_dir: &PathBuf) -> anyhow::Result<Database> {
+/// The database of `data_dir`, created with it on first use (accounts may be added before the
+/// first `adamviz serve`).
+fn open(data_dir: &Path) -> anyhow::Result<Database> {
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
     Database::open_in(data_dir)
         .with_context(|| format!("cannot open the database in {}", data_dir.display()))
 }
