@@ -140,7 +140,8 @@ pub async fn run_auth_bench(args: AuthBenchArgs) -> anyhow::Result<()> {
     let (with_session, without) = (median(with_session), median(without));
     let added = with_session - without;
     println!(
-        "login (Argon2id m=19456 KiB, t=2, p=1, + security event): median {login:.1} ms over {} logins; target 50–250 ms: {}",
+        "login (Argon2id m=19456 KiB, t={}, p=1, + security event): median {login:.1} ms over {} logins; target 50–250 ms: {}",
+        accounts::ARGON2_PASSES,
         args.logins.max(1),
         if (50.0..=250.0).contains(&login) { "met" } else { "missed" }
     );
