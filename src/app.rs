@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    path,
+    path, SsrMode,
 };
 
 use crate::ui::{
@@ -52,7 +52,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The application: layout around the routed pages.
+/// The application: layout around the routed pages. Every page streams in order: what a page
+/// waits for (the header's account, a page's data) is in the HTML where it belongs, so pages
+/// and their forms work before the wasm arrives, and without it.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -63,13 +65,13 @@ pub fn App() -> impl IntoView {
         <Router>
             <Layout>
                 <Routes fallback=NotFoundPage>
-                    <Route path=path!("") view=HomePage />
-                    <Route path=path!("/datasets") view=DatasetsPage />
-                    <Route path=path!("/revisions") view=RevisionsPage />
-                    <Route path=path!("/evidence") view=EvidencePage />
-                    <Route path=path!("/login") view=LoginPage />
-                    <Route path=path!("/setup") view=SetupPage />
-                    <Route path=path!("/admin/accounts") view=AccountsPage />
+                    <Route path=path!("") view=HomePage ssr=SsrMode::InOrder />
+                    <Route path=path!("/datasets") view=DatasetsPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/revisions") view=RevisionsPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/evidence") view=EvidencePage ssr=SsrMode::InOrder />
+                    <Route path=path!("/login") view=LoginPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/setup") view=SetupPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/admin/accounts") view=AccountsPage ssr=SsrMode::InOrder />
                 </Routes>
             </Layout>
         </Router>

@@ -217,6 +217,7 @@ fn home_page_is_rendered_on_the_server_with_the_sections_and_hydration_marker() 
         r#"href="/evidence""#,
         "Governed boxplots from ADaM data",
         "/pkg/adamviz.js",
+        r#"<div aria-label="Account" class="account-menu"><span class="account-name">ann"#,
     ] {
         assert!(
             html.contains(expected),
@@ -227,6 +228,7 @@ fn home_page_is_rendered_on_the_server_with_the_sections_and_hydration_marker() 
 
 #[test]
 fn each_section_page_renders_and_unknown_paths_are_404() {
+    // (Each page streams in order: no part of it waits in a <template> for a script.)
     let temp = tempfile::tempdir().unwrap();
     add_author(&temp.path().join("d"), "ann");
     let server = Server::start(&temp.path().join("d"), &[]);
@@ -238,6 +240,10 @@ fn each_section_page_renders_and_unknown_paths_are_404() {
     ] {
         let (status, html) = server.get_as(path, &cookie);
         assert_eq!(status, 200, "{path}");
+        assert!(
+            !html.contains("<template"),
+            "{path}: streamed out of order: {html}"
+        );
         assert!(
             html.contains(&format!("<h1>{heading}</h1>")),
             "{path}: {html}"

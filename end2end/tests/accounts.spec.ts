@@ -93,3 +93,21 @@ test("five wrong passwords lock the name for fifteen minutes", async ({ page }) 
   await page.getByRole("button", { name: "Log in" }).click();
   await expect(page.getByRole("alert")).toContainText("locked for 15 minutes");
 });
+
+test("without wasm the login form still works, errors included", async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto("/revisions");
+  await expect(page).toHaveURL(/\/login\?next=\/revisions$/);
+  await page.getByLabel("Name").fill(AUTHOR.name);
+  await page.getByLabel("Password").fill("not the password at all");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByRole("alert")).toContainText("the name or the password is wrong");
+  await page.getByLabel("Name").fill(AUTHOR.name);
+  await page.getByLabel("Password").fill(AUTHOR.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page).toHaveURL(/\/revisions$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Revisions");
+  await expect(page.getByLabel("Account")).toContainText(AUTHOR.name);
+  await context.close();
+});

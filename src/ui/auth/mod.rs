@@ -101,7 +101,9 @@ pub fn SetupPage() -> impl IntoView {
 /// logouts).
 pub fn use_account() -> Resource<Option<Account>> {
     let location = use_location();
-    Resource::new(
+    // Blocking: the server waits for it before sending the page, so the header (navigation,
+    // account menu, logout) is in the HTML itself and works before (or without) the wasm.
+    Resource::new_blocking(
         move || location.pathname.get(),
         |_| async move { crate::api::auth::whoami().await.ok().flatten() },
     )
