@@ -41,7 +41,7 @@ export default defineConfig({
   // The accounts tests create the first admin and the other accounts the rest log in with.
   projects: [
     { name: "accounts", testMatch: /accounts\.spec\.ts/ },
-    { name: "app", testMatch: /smoke\.spec\.ts/, dependencies: ["accounts"] },
+    { name: "app", testMatch: /(smoke|datasets)\.spec\.ts/, dependencies: ["accounts"] },
   ],
   webServer: {
     // stderr is also kept in the data directory: the first-start setup link is read from it.

@@ -7,6 +7,7 @@ pub mod admin;
 pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod boundary;
+pub mod datasets;
 pub mod error;
 
 use crate::domain::account::Role;
@@ -32,7 +33,14 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/admin/create-account", Access::AnyOf(&[Role::Admin])),
     ("/api/admin/set-roles", Access::AnyOf(&[Role::Admin])),
     ("/api/admin/disable-account", Access::AnyOf(&[Role::Admin])),
+    ("/api/datasets/list", Access::LoggedIn),
+    ("/api/datasets/detail", Access::LoggedIn),
+    ("/api/datasets/demo", Access::AnyOf(&[Role::Author])),
 ];
+
+/// Routes that are not server functions (POST), with who may use them.
+pub const ROUTE_ACCESS: &[(&str, Access)] =
+    &[("/api/datasets/upload", Access::AnyOf(&[Role::Author]))];
 
 /// Pages (GET) and who may open them; any other page needs a login.
 pub const PAGE_ACCESS: &[(&str, Access)] = &[

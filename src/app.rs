@@ -11,7 +11,7 @@ use leptos_router::{
 use crate::ui::{
     admin::AccountsPage,
     auth::{LoginPage, SetupPage},
-    datasets::DatasetsPage,
+    datasets::{DatasetPage, DatasetsPage},
     evidence::EvidencePage,
     home::HomePage,
     layout::Layout,
@@ -67,6 +67,7 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=NotFoundPage>
                     <Route path=path!("") view=HomePage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets") view=DatasetsPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/datasets/:content_hash") view=DatasetPage ssr=SsrMode::InOrder />
                     <Route path=path!("/revisions") view=RevisionsPage ssr=SsrMode::InOrder />
                     <Route path=path!("/evidence") view=EvidencePage ssr=SsrMode::InOrder />
                     <Route path=path!("/login") view=LoginPage ssr=SsrMode::InOrder />

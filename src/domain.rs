@@ -3,6 +3,7 @@
 pub mod account;
 pub mod classification;
 pub mod confirmation;
+pub mod dataset;
 pub mod digest;
 pub mod ids;
 pub mod matcher;

@@ -9,7 +9,7 @@ use std::{collections::BTreeSet, path::Path, time::Duration};
 use adamviz::{
     api::{
         boundary::{ApiContext, SessionSettings, SetupToken},
-        Access, ACCESS, PAGE_ACCESS,
+        Access, ACCESS, PAGE_ACCESS, ROUTE_ACCESS,
     },
     domain::account::Role,
     server::{
@@ -58,11 +58,13 @@ fn app_with(sessions: SessionSettings, setup: SetupToken) -> App {
             .unwrap();
         }
     }
-    let context = ApiContext {
+    let context = ApiContext::new(
         database,
+        adamviz::store::objects::ObjectStore::open(&config.data_dir).unwrap(),
         sessions,
         setup,
-    };
+        1 << 20,
+    );
     let state = AppState {
         leptos_options: config.leptos_options,
         data_dir: std::sync::Arc::new(config.data_dir),
@@ -185,6 +187,8 @@ fn sample_body(path: &str, call: usize) -> String {
         }
         "/api/admin/set-roles" => "name=rex-reviewer&reviewer=on".to_owned(),
         "/api/admin/disable-account" => format!("name=spare-{call}"),
+        "/api/datasets/list" | "/api/datasets/demo" => String::new(),
+        "/api/datasets/detail" => format!("content_hash={}", "0".repeat(64)),
         other => panic!("add a sample body for the server function {other} to tests/access.rs"),
     }
 }
@@ -250,6 +254,56 @@ async fn the_access_table_lists_every_server_function_and_each_is_enforced() {
             } else {
                 assert_eq!(answer.status, 403, "{path} as {role}: {}", answer.body);
                 assert!(answer.body.contains("Forbidden"), "{path}: {}", answer.body);
+            }
+        }
+    }
+}
+
+/// A multipart upload of a tiny CSV, as the upload form sends it.
+fn upload_request(cookie: Option<&str>) -> Request<Body> {
+    let body =
+        "--XB\r\nContent-Disposition: form-data; name=\"classification\"\r\n\r\nsynthetic\r\n\
+                --XB\r\nContent-Disposition: form-data; name=\"file\"; filename=\"t.csv\"\r\n\
+                Content-Type: text/csv\r\n\r\nUSUBJID,AVAL\n1,2\n\r\n--XB--\r\n";
+    let mut request = Request::post("/api/datasets/upload")
+        .header("host", HOST)
+        .header("origin", ORIGIN)
+        .header("accept", "application/json")
+        .header("content-type", "multipart/form-data; boundary=XB");
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    request.body(Body::from(body)).unwrap()
+}
+
+#[tokio::test]
+async fn routes_that_are_not_server_functions_are_enforced_too() {
+    let app = app();
+    for (path, access) in ROUTE_ACCESS {
+        assert_eq!(
+            *path, "/api/datasets/upload",
+            "add a request for {path} to this test"
+        );
+        assert_eq!(
+            send(&app, upload_request(None)).await.status,
+            401,
+            "{path} with no session"
+        );
+        for (name, role) in [
+            ("ann-author", Role::Author),
+            ("rex-reviewer", Role::Reviewer),
+            ("ada-admin", Role::Admin),
+        ] {
+            let cookie = login(&app, name).await;
+            let answer = send(&app, upload_request(Some(&cookie))).await;
+            let allowed = match access {
+                Access::Public | Access::LoggedIn => true,
+                Access::AnyOf(roles) => roles.contains(&role),
+            };
+            if allowed {
+                assert_eq!(answer.status, 200, "{path} as {role}: {}", answer.body);
+            } else {
+                assert_eq!(answer.status, 403, "{path} as {role}: {}", answer.body);
             }
         }
     }

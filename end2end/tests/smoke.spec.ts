@@ -60,7 +60,8 @@ test("navigation moves between sections without a page load", async ({ page }) =
     await expect(page.getByRole("heading", { level: 1 })).toHaveText(section);
     await expect(page).toHaveTitle(`${section} · adamviz`);
     await expect(page.getByRole("link", { name: section })).toHaveAttribute("aria-current", "page");
-    await expect(page.getByRole("status")).toBeVisible();
+    // Revisions and Evidence are empty states until their issues; Datasets has content by now.
+    if (section !== "Datasets") await expect(page.getByRole("status")).toBeVisible();
   }
   const marker = await page.evaluate(() => (window as unknown as { adamvizMarker?: number }).adamvizMarker);
   expect(marker).toBe(42);

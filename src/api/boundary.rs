@@ -98,6 +98,32 @@ pub struct ApiContext {
     pub sessions: SessionSettings,
     /// The first-start setup token.
     pub setup: SetupToken,
+    /// The content-addressed object store (uploads, artifacts).
+    pub objects: crate::store::objects::ObjectStore,
+    /// Uploads larger than this many bytes are refused while they stream.
+    pub upload_limit: u64,
+    /// The last datasets read, with their profiles.
+    pub datasets: Arc<crate::service::datasets::DatasetCache>,
+}
+
+impl ApiContext {
+    /// The context of a server whose state is under `data_dir`.
+    pub fn new(
+        database: Database,
+        objects: crate::store::objects::ObjectStore,
+        sessions: SessionSettings,
+        setup: SetupToken,
+        upload_limit: u64,
+    ) -> Self {
+        Self {
+            database,
+            sessions,
+            setup,
+            objects,
+            upload_limit,
+            datasets: Arc::new(crate::service::datasets::DatasetCache::new(4)),
+        }
+    }
 }
 
 /// The context, or an internal error when the server did not provide it.

@@ -114,6 +114,40 @@ pub struct CandidateRoles {
     pub record_flags: Vec<String>,
 }
 
+impl CandidateRoles {
+    /// The role a column may play, in words, if any.
+    pub fn role_of(&self, column: &str) -> Option<&'static str> {
+        let is = |names: &[String]| names.iter().any(|n| n == column);
+        if is(&self.subject) {
+            Some("subject")
+        } else if is(&self.treatment) {
+            Some("treatment")
+        } else if self.visit.iter().any(|v| v.label == column) {
+            Some("visit")
+        } else if self
+            .visit
+            .iter()
+            .any(|v| v.order.as_deref() == Some(column))
+        {
+            Some("visit order")
+        } else if is(&self.parameter_code) {
+            Some("parameter code")
+        } else if is(&self.parameter_label) {
+            Some("parameter label")
+        } else if is(&self.value) {
+            Some("value")
+        } else if is(&self.unit) {
+            Some("unit")
+        } else if is(&self.population_flags) {
+            Some("population flag")
+        } else if is(&self.record_flags) {
+            Some("record flag")
+        } else {
+            None
+        }
+    }
+}
+
 /// The levels of one treatment column. Ordered by the numeric companion column (TRTA by TRTAN)
 /// when there is one, else in order of first appearance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -95,6 +95,10 @@ pub struct ServeArgs {
     /// A session ends this many hours after login, however active.
     #[arg(long, env = "ADAMVIZ_SESSION_LIFETIME_HOURS", default_value_t = 12)]
     pub session_lifetime_hours: u64,
+
+    /// Uploads larger than this many bytes are refused (413) while they stream.
+    #[arg(long, env = "ADAMVIZ_UPLOAD_LIMIT", default_value_t = crate::service::upload::DEFAULT_UPLOAD_LIMIT)]
+    pub upload_limit: u64,
 }
 
 /// Runs one parsed command line to completion.
@@ -104,6 +108,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let mut config = ServeConfig::load(&args.site_config, args.addr, args.data_dir)?;
             config.isolation = args.isolation;
             config.public_url = args.public_url;
+            config.upload_limit = args.upload_limit;
             config.sessions = crate::api::boundary::SessionSettings {
                 idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
                 absolute_lifetime: std::time::Duration::from_secs(

@@ -24,6 +24,8 @@ pub struct ServeConfig {
     pub public_url: Option<String>,
     /// Session lifetimes.
     pub sessions: crate::api::boundary::SessionSettings,
+    /// Uploads larger than this are refused while they stream (`--upload-limit`).
+    pub upload_limit: u64,
 }
 
 /// Why the server could not be configured.
@@ -86,6 +88,7 @@ impl ServeConfig {
             data_dir,
             public_url: None,
             sessions: crate::api::boundary::SessionSettings::default(),
+            upload_limit: crate::service::upload::DEFAULT_UPLOAD_LIMIT,
             isolation: Default::default(),
         })
     }

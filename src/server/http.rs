@@ -39,6 +39,12 @@ pub struct AppState {
     pub secure_cookies: bool,
 }
 
+impl FromRef<AppState> for ApiContext {
+    fn from_ref(state: &AppState) -> Self {
+        state.api.clone()
+    }
+}
+
 impl FromRef<AppState> for LeptosOptions {
     fn from_ref(state: &AppState) -> Self {
         state.leptos_options.clone()
@@ -103,6 +109,13 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
     ));
     let routes = Router::new()
         .route("/healthz", get(healthz))
+        // Streamed: the upload limit is enforced while the body arrives, not by axum's
+        // default body limit.
+        .route(
+            "/api/datasets/upload",
+            axum::routing::post(crate::api::datasets::upload::upload_dataset)
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
         .leptos_routes_with_context(
             &state,
             page_routes,
@@ -195,16 +208,19 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             public_url.trim_end_matches('/')
         );
     }
+    let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
     let store = SqliteSessionStore::new(database.clone());
     delete_expired_sessions_every(store, EXPIRED_SESSION_SWEEP);
     let state = AppState {
         leptos_options: config.leptos_options,
         data_dir,
-        api: ApiContext {
+        api: ApiContext::new(
             database,
-            sessions: config.sessions,
+            objects,
+            config.sessions,
             setup,
-        },
+            config.upload_limit,
+        ),
         origins: OriginPolicy::new(config.public_url.as_deref()),
         secure_cookies: config
             .public_url

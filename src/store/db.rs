@@ -35,6 +35,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("migrations/0004_row_rules.sql"),
     ),
     (5, "accounts", include_str!("migrations/0005_accounts.sql")),
+    (6, "datasets", include_str!("migrations/0006_datasets.sql")),
 ];
 
 /// Opens the database file at `path` for reading only: no migration, no change of journal mode

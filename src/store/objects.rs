@@ -163,6 +163,17 @@ impl ObjectStore {
         Ok(StoredObject { digest, size })
     }
 
+    /// Removes the object `digest` (for an upload refused after its bytes were stored: nothing
+    /// refers to them). Absent already: nothing to do.
+    pub fn remove(&self, digest: &Sha256Digest) -> Result<(), ObjectStoreError> {
+        let path = self.path_of(digest);
+        match fs::remove_file(&path) {
+            Ok(()) => sync_dir(path.parent().expect("object paths have a parent")),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(ObjectStoreError::Io { path, source }),
+        }
+    }
+
     /// Removes the temporary files of writes that a process which is gone left in
     /// `objects/tmp`, and returns their paths; files a live process is writing are kept.
     pub fn remove_leftover_temp_files(&self) -> Result<Vec<PathBuf>, ObjectStoreError> {

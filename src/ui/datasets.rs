@@ -1,19 +1,375 @@
-//! The Datasets section: the uploaded ADaM datasets. Uploading arrives with the data-in work.
+//! The Datasets section: every uploaded dataset, the upload form (authors) with its progress
+//! bar, the synthetic demo dataset in one click, and a dataset's page with its profile.
 
-use leptos::prelude::*;
+use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
+use leptos_router::{
+    components::A,
+    hooks::{use_params_map, use_query_map},
+};
 
-use super::not_found::EmptySection;
+use super::auth::use_account;
+use crate::{
+    api::datasets::{get_dataset, list_datasets, AddDemoDataset},
+    domain::{
+        account::Role,
+        dataset::{DatasetDetail, DatasetSummary},
+        profile::UnitSource,
+    },
+};
 
-/// Lists uploaded datasets; there are none until the upload capability exists.
+/// Bytes in words: "34.2 MB".
+fn size_text(bytes: u64) -> String {
+    if bytes >= 1_000_000 {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    } else if bytes >= 1_000 {
+        format!("{:.1} kB", bytes as f64 / 1e3)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The Datasets page.
 #[component]
 pub fn DatasetsPage() -> impl IntoView {
+    let account = use_account();
+    let demo = ServerAction::<AddDemoDataset>::new();
+    let datasets = Resource::new(move || demo.version().get(), |_| list_datasets());
     view! {
         <Title text="Datasets" />
-        <EmptySection
-            heading="Datasets"
-            purpose="Uploaded ADaM datasets (CSV or SAS XPORT) with their content hash, classification and profile warnings."
-            empty="No dataset has been uploaded yet."
-        />
+        <section class="section">
+            <h1>"Datasets"</h1>
+            <p class="purpose">
+                "Uploaded ADaM datasets (CSV or SAS XPORT) with their content hash, "
+                "classification and who uploaded them. Open one for its profile and warnings."
+            </p>
+            <Suspense fallback=|| view! { <p role="status">"Loading datasets…"</p> }>
+                {move || Suspend::new(async move {
+                    match datasets.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <p class="empty-state" role="status">"No dataset has been uploaded yet."</p>
+                        }.into_any(),
+                        Ok(list) => view! { <DatasetTable datasets=list /> }.into_any(),
+                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    account.await.filter(|a| a.has(Role::Author)).map(|_| view! {
+                        <UploadForm />
+                        <h2>"Or try the demo"</h2>
+                        <ActionForm action=demo>
+                            <p>
+                                "A synthetic ADLB-like dataset (three arms, several visits, no real "
+                                "subject behind any record)."
+                            </p>
+                            <button type="submit">"Try the synthetic demo dataset"</button>
+                        </ActionForm>
+                        <p class="form-error" role="alert">
+                            {move || demo.value().get().and_then(Result::err).map(|e| e.to_string())}
+                        </p>
+                    })
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn DatasetTable(datasets: Vec<DatasetSummary>) -> impl IntoView {
+    view! {
+        <table class="data-table">
+            <caption>"Every dataset, newest first"</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Name"</th>
+                    <th scope="col">"Format"</th>
+                    <th scope="col">"Classification"</th>
+                    <th scope="col">"Rows × columns"</th>
+                    <th scope="col">"Content hash"</th>
+                    <th scope="col">"Uploaded"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {datasets
+                    .into_iter()
+                    .map(|d| {
+                        let href = format!("/datasets/{}", d.content_hash);
+                        let prefix = d.hash_prefix().to_owned();
+                        view! {
+                            <tr>
+                                <th scope="row"><A href=href>{d.file_name.clone()}</A></th>
+                                <td>{d.format.to_uppercase()}</td>
+                                <td>{d.classification.clone()}</td>
+                                <td>{format!("{} × {}", d.rows, d.columns)}</td>
+                                <td><code title=d.content_hash.clone()>{prefix}</code></td>
+                                <td>{format!("{} by {}", d.uploaded_at, d.uploaded_by)}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// The upload form. Without wasm it is a plain multipart form post (the server answers with
+/// the dataset's page, or back here with the message); with wasm it is sent by
+/// `XMLHttpRequest`, whose upload events move the progress bar.
+#[component]
+fn UploadForm() -> impl IntoView {
+    let query = use_query_map();
+    let (error, set_error) = signal(None::<String>);
+    let shown_error = move || error.get().or_else(|| query.read().get("upload_error"));
+    // Bytes sent and total while sending; then the phase in words.
+    let (progress, set_progress) = signal(None::<(f64, f64)>);
+    let (phase, set_phase) = signal(None::<String>);
+    let on_submit = move |event: leptos::ev::SubmitEvent| {
+        #[cfg(feature = "hydrate")]
+        send_with_progress(event, set_progress, set_phase, set_error);
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (event, set_progress, set_phase, set_error);
+    };
+    view! {
+        <h2 id="upload-heading">"Upload a dataset"</h2>
+        <form
+            method="post"
+            action="/api/datasets/upload"
+            enctype="multipart/form-data"
+            aria-labelledby="upload-heading"
+            on:submit=on_submit
+        >
+            <fieldset>
+                <legend>"Classification of the data (required)"</legend>
+                <label class="radio">
+                    <input type="radio" name="classification" value="synthetic" required />
+                    " Synthetic: generated data; no real subject is behind any record."
+                </label>
+                <label class="radio">
+                    <input type="radio" name="classification" value="deidentified" />
+                    " De-identified: real study data with every identifying detail removed."
+                </label>
+            </fieldset>
+            <div class="field">
+                <label for="upload-file">"Dataset file (CSV or SAS XPORT v5)"</label>
+                <input id="upload-file" type="file" name="file" required aria-describedby="upload-error" />
+                <p id="upload-error" class="field-error" role="alert">{shown_error}</p>
+            </div>
+            <div class="upload-progress" aria-live="polite">
+                {move || progress.get().map(|(sent, total)| view! {
+                    <progress max=total value=sent aria-label="Upload progress"></progress>
+                    <span>{format!("{} of {} sent", size_text(sent as u64), size_text(total as u64))}</span>
+                })}
+                {move || phase.get().map(|text| view! { <p role="status">{text}</p> })}
+            </div>
+            <button type="submit">"Upload"</button>
+        </form>
+    }
+}
+
+/// Sends the form with `XMLHttpRequest` so that its upload events can move the progress bar;
+/// on success opens the dataset's page, on a refusal shows the server's message.
+#[cfg(feature = "hydrate")]
+fn send_with_progress(
+    event: leptos::ev::SubmitEvent,
+    set_progress: WriteSignal<Option<(f64, f64)>>,
+    set_phase: WriteSignal<Option<String>>,
+    set_error: WriteSignal<Option<String>>,
+) {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let Some(form) = event
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlFormElement>().ok())
+    else {
+        return;
+    };
+    let (Ok(data), Ok(request)) = (
+        web_sys::FormData::new_with_form(&form),
+        web_sys::XmlHttpRequest::new(),
+    ) else {
+        // Not possible here: let the browser post the form itself.
+        return;
+    };
+    event.prevent_default();
+    set_error.set(None);
+    set_phase.set(None);
+    let on_progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(
+        move |progress: web_sys::ProgressEvent| {
+            if progress.length_computable() {
+                set_progress.set(Some((progress.loaded(), progress.total())));
+                if progress.loaded() >= progress.total() {
+                    set_phase.set(Some("reading…".to_owned()));
+                }
+            }
+        },
+    );
+    let navigate = leptos_router::hooks::use_navigate();
+    let done_request = request.clone();
+    let on_load = Closure::<dyn FnMut()>::new(move || {
+        let status = done_request.status().unwrap_or(0);
+        let body = done_request
+            .response_text()
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        set_progress.set(None);
+        if status == 200 {
+            match serde_json::from_str::<crate::domain::dataset::UploadOutcome>(&body) {
+                Ok(outcome) => {
+                    let d = &outcome.dataset;
+                    set_phase.set(Some(if outcome.new {
+                        format!("read {} rows × {} columns", d.rows, d.columns)
+                    } else {
+                        format!("already uploaded on {} by {}", d.uploaded_at, d.uploaded_by)
+                    }));
+                    navigate(&format!("/datasets/{}", d.content_hash), Default::default());
+                }
+                Err(error) => set_error.set(Some(format!("unexpected answer: {error}"))),
+            }
+        } else {
+            set_phase.set(None);
+            let message = serde_json::from_str::<crate::api::error::AppError>(&body)
+                .map(|e| e.to_string())
+                .unwrap_or_else(|_| format!("the upload failed (HTTP {status})"));
+            set_error.set(Some(message));
+        }
+    });
+    let on_error = Closure::<dyn FnMut()>::new(move || {
+        set_progress.set(None);
+        set_phase.set(None);
+        set_error.set(Some(
+            "the upload failed: the connection was lost".to_owned(),
+        ));
+    });
+    if request.open("POST", "/api/datasets/upload").is_err() {
+        return;
+    }
+    let _ = request.set_request_header("Accept", "application/json");
+    if let Ok(upload) = request.upload() {
+        upload.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
+    }
+    request.set_onload(Some(on_load.as_ref().unchecked_ref()));
+    request.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    // The closures live as long as the page: one upload at a time, a few bytes each.
+    on_progress.forget();
+    on_load.forget();
+    on_error.forget();
+    set_phase.set(Some("sending…".to_owned()));
+    let _ = request.send_with_opt_form_data(Some(&data));
+}
+
+/// One dataset: its facts, the warnings a reviewer must see, and its columns.
+#[component]
+pub fn DatasetPage() -> impl IntoView {
+    let params = use_params_map();
+    let detail = Resource::new(
+        move || params.read().get("content_hash").unwrap_or_default(),
+        get_dataset,
+    );
+    view! {
+        <Suspense fallback=|| view! { <p role="status">"Reading the dataset…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(detail) => view! { <DatasetView detail /> }.into_any(),
+                    Err(error) => view! {
+                        <Title text="Dataset" />
+                        <section class="section">
+                            <h1>"Dataset"</h1>
+                            <p class="form-error" role="alert">{error.to_string()}</p>
+                        </section>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn DatasetView(detail: DatasetDetail) -> impl IntoView {
+    let DatasetDetail { summary, profile } = detail;
+    let mut warnings: Vec<String> = profile.warnings.iter().map(|w| w.to_string()).collect();
+    let label_units: Vec<String> = profile
+        .parameters
+        .iter()
+        .filter(|p| p.unit_source == Some(UnitSource::ParameterLabel))
+        .map(|p| p.code.clone())
+        .collect();
+    if !label_units.is_empty() {
+        warnings.push(format!(
+            "{} parameters have their unit only in the PARAM label (no unit column), e.g. {}",
+            label_units.len(),
+            label_units
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let roles = profile.roles.clone();
+    view! {
+        <Title text=summary.file_name.clone() />
+        <section class="section">
+            <h1>{summary.file_name.clone()}</h1>
+            <dl class="facts">
+                <dt>"Format"</dt><dd>{summary.format.to_uppercase()}{summary.dataset_name.clone().map(|n| format!(" (member {n})"))}</dd>
+                <dt>"Classification"</dt><dd>{summary.classification.clone()}</dd>
+                <dt>"Rows × columns"</dt><dd>{format!("{} × {}", summary.rows, summary.columns)}</dd>
+                <dt>"Size"</dt><dd>{size_text(summary.size)}</dd>
+                <dt>"Content hash (SHA-256)"</dt><dd><code>{summary.content_hash.clone()}</code></dd>
+                <dt>"Uploaded"</dt><dd>{format!("{} by {}", summary.uploaded_at, summary.uploaded_by)}</dd>
+            </dl>
+            <section class="warnings" aria-labelledby="warnings-heading">
+                <h2 id="warnings-heading">{format!("Reviewer warnings ({})", warnings.len())}</h2>
+                {if warnings.is_empty() {
+                    view! { <p role="status">"No warning: nothing in the data needs a reviewer's attention."</p> }.into_any()
+                } else {
+                    view! {
+                        <ul>
+                            {warnings.into_iter().map(|w| view! { <li><strong>"Warning: "</strong>{w}</li> }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }}
+            </section>
+            <h2>"Columns"</h2>
+            <table class="data-table">
+                <caption>"Every column, in file order"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Name"</th>
+                        <th scope="col">"SAS label"</th>
+                        <th scope="col">"Type"</th>
+                        <th scope="col">"Missing"</th>
+                        <th scope="col">"Distinct"</th>
+                        <th scope="col">"Candidate role"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {profile
+                        .columns
+                        .into_iter()
+                        .map(|c| {
+                            let role = roles.role_of(&c.name).unwrap_or("").to_owned();
+                            let distinct = if c.distinct_capped {
+                                format!("{}+", c.distinct)
+                            } else {
+                                c.distinct.to_string()
+                            };
+                            view! {
+                                <tr>
+                                    <th scope="row"><code>{c.name}</code></th>
+                                    <td>{c.label.unwrap_or_default()}</td>
+                                    <td>{format!("{:?}", c.kind).to_lowercase()}</td>
+                                    <td>{c.missing}</td>
+                                    <td>{distinct}</td>
+                                    <td>{role}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </section>
     }
 }

@@ -76,11 +76,13 @@ pub async fn run_auth_bench(args: AuthBenchArgs) -> anyhow::Result<()> {
     let state = |database: Database| AppState {
         leptos_options: config.leptos_options.clone(),
         data_dir: std::sync::Arc::new(config.data_dir.clone()),
-        api: ApiContext {
+        api: ApiContext::new(
             database,
-            sessions: SessionSettings::default(),
-            setup: SetupToken::none(),
-        },
+            crate::store::objects::ObjectStore::at(&config.data_dir),
+            SessionSettings::default(),
+            SetupToken::none(),
+            crate::service::upload::DEFAULT_UPLOAD_LIMIT,
+        ),
         origins: OriginPolicy::new(None),
         secure_cookies: false,
     };

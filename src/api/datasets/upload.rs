@@ -1,0 +1,236 @@
+//! `POST /api/datasets/upload` (authors): a multipart form with `classification` then `file`.
+//! The file is streamed into the object store while it is hashed (never held whole in memory),
+//! refused past the upload limit (413, nothing kept), then read; a file the readers refuse
+//! leaves no dataset and no object behind. The same bytes twice are one dataset.
+//!
+//! The browser's upload (with its progress bar) and a plain HTML form (without wasm) both post
+//! here: the first gets JSON (an `UploadOutcome`, or an `AppError` with its status), the second
+//! a redirect to the dataset's page, or back to the upload form with the message.
+
+use axum::{
+    body::Bytes,
+    extract::{multipart::MultipartRejection, Multipart, State},
+    http::{header, HeaderMap, StatusCode},
+    response::{IntoResponse, Redirect, Response},
+    Json,
+};
+use tower_sessions::Session;
+
+use crate::{
+    api::{
+        boundary::{internal, signed_in, with_database, ApiContext},
+        error::AppError,
+    },
+    domain::{account::Role, dataset::UploadOutcome},
+    service::{
+        accounts,
+        datasets::record_upload,
+        upload::{receive_upload, ReceivedUpload, UploadError},
+    },
+    store::objects::ObjectStoreError,
+};
+
+/// Reads the chunks a request sends through a channel, as the blocking store expects.
+struct ChannelReader {
+    chunks: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    current: Bytes,
+}
+
+impl std::io::Read for ChannelReader {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.blocking_recv() {
+                Some(Ok(chunk)) => self.current = chunk,
+                Some(Err(error)) => return Err(error),
+                None => return Ok(0),
+            }
+        }
+        let n = buffer.len().min(self.current.len());
+        buffer[..n].copy_from_slice(&self.current[..n]);
+        self.current = self.current.slice(n..);
+        Ok(n)
+    }
+}
+
+/// A limit in words: "1 GiB", "512 MiB", else bytes.
+pub fn limit_text(limit: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+    if limit > 0 && limit.is_multiple_of(GIB) {
+        format!("{} GiB", limit / GIB)
+    } else if limit > 0 && limit.is_multiple_of(MIB) {
+        format!("{} MiB", limit / MIB)
+    } else {
+        format!("{limit} bytes")
+    }
+}
+
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn refuse(error: AppError, html: bool) -> Response {
+    if html {
+        let to = match &error {
+            AppError::NotLoggedIn => "/login?next=/datasets".to_owned(),
+            AppError::Invalid { message, .. } => {
+                format!("/datasets?upload_error={}", percent_encode(message))
+            }
+            other => format!(
+                "/datasets?upload_error={}",
+                percent_encode(&other.to_string())
+            ),
+        };
+        return Redirect::to(&to).into_response();
+    }
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(error)).into_response()
+}
+
+/// The handler.
+pub async fn upload_dataset(
+    State(context): State<ApiContext>,
+    session: Session,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Response {
+    let html = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    match upload(&context, &session, multipart).await {
+        Ok(outcome) if html => {
+            Redirect::to(&format!("/datasets/{}", outcome.dataset.content_hash)).into_response()
+        }
+        Ok(outcome) => Json(outcome).into_response(),
+        Err(error) => refuse(error, html),
+    }
+}
+
+async fn upload(
+    context: &ApiContext,
+    session: &Session,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<UploadOutcome, AppError> {
+    let account = signed_in(session, context).await?;
+    if !account.has(Role::Author) {
+        return Err(AppError::Forbidden {
+            needed: "author".to_owned(),
+        });
+    }
+    let mut multipart = multipart.map_err(|e| AppError::invalid("file", e.body_text()))?;
+    let mut classification: Option<String> = None;
+    while let Some(mut field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| AppError::invalid("file", e.body_text()))?
+    {
+        match field.name() {
+            Some("classification") => {
+                classification = Some(
+                    field
+                        .text()
+                        .await
+                        .map_err(|e| AppError::invalid("classification", e.body_text()))?,
+                );
+            }
+            Some("file") => {
+                let Some(classification) = classification.take().filter(|c| !c.is_empty()) else {
+                    return Err(AppError::invalid(
+                        "classification",
+                        "choose the data's classification (synthetic or de-identified) before the file",
+                    ));
+                };
+                let file_name = field.file_name().unwrap_or("upload").to_owned();
+                let (sender, chunks) = tokio::sync::mpsc::channel(4);
+                let (objects, limit) = (context.objects.clone(), context.upload_limit);
+                let store = tokio::task::spawn_blocking(move || {
+                    let reader = ChannelReader {
+                        chunks,
+                        current: Bytes::new(),
+                    };
+                    receive_upload(&objects, reader, &classification, limit)
+                });
+                loop {
+                    let chunk = match field.chunk().await {
+                        Ok(Some(chunk)) => Ok(chunk),
+                        Ok(None) => break,
+                        Err(error) => Err(std::io::Error::other(error.body_text())),
+                    };
+                    let failed = chunk.is_err();
+                    // The store stopped reading (refused): the rest is not needed.
+                    if sender.send(chunk).await.is_err() || failed {
+                        break;
+                    }
+                }
+                drop(sender);
+                let received = store.await.map_err(internal)?;
+                return finish(context, received, &file_name, account).await;
+            }
+            _ => {}
+        }
+    }
+    Err(AppError::invalid("file", "choose a file to upload"))
+}
+
+async fn finish(
+    context: &ApiContext,
+    received: Result<ReceivedUpload, UploadError>,
+    file_name: &str,
+    account: crate::domain::account::Account,
+) -> Result<UploadOutcome, AppError> {
+    let received = match received {
+        Ok(received) => received,
+        Err(UploadError::Classification(error)) => {
+            return Err(AppError::invalid("classification", error.to_string()))
+        }
+        Err(UploadError::Store(ObjectStoreError::TooLarge { limit })) => {
+            return Err(AppError::TooLarge(format!(
+                "the file is larger than the upload limit of {} ({limit} bytes); nothing was stored",
+                limit_text(limit)
+            )))
+        }
+        Err(UploadError::Store(error)) => return Err(internal(error)),
+        Err(UploadError::Unreadable { object, source }) => {
+            // Bytes no reader accepts are kept only if the same bytes are a dataset or an
+            // upload already.
+            let digest = object.digest;
+            let referenced = with_database(context, move |connection| {
+                connection
+                    .query_row(
+                        "SELECT EXISTS (SELECT 1 FROM datasets WHERE content_hash = ?1)
+                             OR EXISTS (SELECT 1 FROM uploads WHERE content_hash = ?1)",
+                        [digest.to_hex()],
+                        |row| row.get::<_, bool>(0),
+                    )
+                    .map_err(internal)
+            })
+            .await?;
+            if !referenced {
+                let objects = context.objects.clone();
+                tokio::task::spawn_blocking(move || objects.remove(&digest))
+                    .await
+                    .map_err(internal)?
+                    .map_err(internal)?;
+            }
+            return Err(AppError::invalid(
+                "file",
+                format!("{file_name}: {source}; no dataset was added"),
+            ));
+        }
+    };
+    let file_name = file_name.to_owned();
+    with_database(context, move |connection| {
+        record_upload(connection, &received, &file_name, &account, accounts::now())
+            .map_err(internal)
+    })
+    .await
+}
