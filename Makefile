@@ -38,6 +38,6 @@ unit-test:
 e2e:
 	cd end2end && npx playwright test
 
-# Regenerates docs/screenshot-home.png from the real page in Chromium.
+# Regenerates docs/screenshot-*.png from the real pages in Chromium.
 screenshot: tools build
-	cd end2end && ADAMVIZ_SCREENSHOT=$(CURDIR)/docs/screenshot-home.png npx playwright test -g "governed path toggles"
+	cd end2end && ADAMVIZ_SCREENSHOT=$(CURDIR)/docs/screenshot-home.png ADAMVIZ_SCREENSHOT_DIR=$(CURDIR)/docs npx playwright test

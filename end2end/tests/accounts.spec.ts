@@ -2,7 +2,7 @@
 // admin, who creates an author and a reviewer; each sees only what the role allows; five wrong
 // passwords lock a name; after logout the back button shows no private page.
 import { test, expect } from "@playwright/test";
-import { ADMIN, AUTHOR, REVIEWER, hydrated, logIn, setupLink } from "./people";
+import { ADMIN, AUTHOR, REVIEWER, hydrated, logIn, setupLink, shoot } from "./people";
 
 test.describe.configure({ mode: "serial" });
 
@@ -49,6 +49,7 @@ test("the admin creates an author and a reviewer", async ({ page }) => {
     await expect(row).toContainText("active");
     await page.getByRole("group", { name: "Roles" }).getByLabel(role).uncheck();
   }
+  await shoot(page, "accounts");
 });
 
 test("each role sees only what it may", async ({ page }) => {

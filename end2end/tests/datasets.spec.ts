@@ -4,7 +4,7 @@
 // author role gets no upload form.
 import { test, expect } from "@playwright/test";
 import { join, resolve } from "node:path";
-import { ADMIN, AUTHOR, hydrated, logIn } from "./people";
+import { ADMIN, AUTHOR, hydrated, logIn, shoot } from "./people";
 
 const pilot = resolve(__dirname, "..", "..", "..", "shared", "data", "adlbc.xpt");
 
@@ -41,6 +41,7 @@ test("an author uploads the pilot with a progress bar and reads its warnings", a
   await expect(warnings).toContainText("have no AVISITN to order their visit");
   await expect(warnings).toContainText("unit only in the PARAM label");
   await expect(page.getByRole("row", { name: /AVISITN/ })).toContainText("visit order");
+  await shoot(page, "dataset");
 });
 
 test("a file that is not a dataset is refused beside the control, and nothing is added", async ({ page }) => {
@@ -70,6 +71,7 @@ test("the demo dataset is one click, and the same bytes are one dataset", async 
   const rows = page.getByRole("table").getByRole("row");
   await expect(rows).toHaveCount(3); // header, demo, pilot
   await expect(page.getByRole("table")).toContainText(`by ${AUTHOR.name}`);
+  await shoot(page, "datasets");
 });
 
 test("without the author role there is no upload form", async ({ page }) => {

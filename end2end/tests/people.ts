@@ -32,3 +32,11 @@ export async function logIn(page: Page, who: { name: string; password: string })
   await page.getByRole("button", { name: "Log in" }).click();
   await expect(page.getByLabel("Account")).toContainText(who.name);
 }
+
+/** Saves a screenshot of the page for the README when ADAMVIZ_SCREENSHOT_DIR is set (make screenshot). */
+export async function shoot(page: Page, name: string): Promise<void> {
+  const dir = process.env.ADAMVIZ_SCREENSHOT_DIR;
+  if (!dir) return;
+  await page.setViewportSize({ width: 1200, height: 800 });
+  await page.screenshot({ path: join(dir, `screenshot-${name}.png`), fullPage: false });
+}
