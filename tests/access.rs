@@ -336,6 +336,13 @@ async fn pages_need_a_login_and_admin_pages_the_admin_role() {
         get(&app, "/revisions?x=1", None).await.header("location"),
         "/login?next=/revisions%3Fx%3D1"
     );
+    // HEAD is guarded like GET, and a dot in a page's path does not make it a file.
+    let head = Request::head("/datasets")
+        .header("host", HOST)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, head).await.status, 303);
+    assert_eq!(get(&app, "/datasets/x.y", None).await.status, 303);
 }
 
 #[tokio::test]

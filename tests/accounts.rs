@@ -187,6 +187,58 @@ fn five_failed_logins_lock_a_name_for_fifteen_minutes_whether_or_not_it_exists()
 }
 
 #[test]
+fn the_last_active_admin_stays_and_impossible_names_write_nothing() {
+    let (_dir, database) = database();
+    let mut connection = database.connection().unwrap();
+    create_account(
+        &mut connection,
+        "root",
+        PASSWORD,
+        &[Role::Admin],
+        None,
+        None,
+        at(0),
+    )
+    .unwrap();
+    for error in [
+        disable_account(&mut connection, "root", None, None, at(1)).unwrap_err(),
+        set_roles(&mut connection, "root", &[Role::Author], None, None, at(1)).unwrap_err(),
+    ] {
+        assert_eq!(
+            error.to_string(),
+            "\"root\" is the last active admin: make another account admin first"
+        );
+    }
+    create_account(
+        &mut connection,
+        "second",
+        PASSWORD,
+        &[Role::Admin],
+        None,
+        None,
+        at(2),
+    )
+    .unwrap();
+    set_roles(&mut connection, "root", &[Role::Author], None, None, at(3)).unwrap();
+    assert!(disable_account(&mut connection, "second", None, None, at(4)).is_err());
+    // A name no account can have: refused before anything is written.
+    let huge = "x".repeat(100_000);
+    let before: i64 = connection
+        .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
+        .unwrap();
+    for name in [huge.as_str(), "two words", ""] {
+        assert!(matches!(
+            login(&connection, name, PASSWORD, None, at(5)),
+            Err(LoginError::Invalid)
+        ));
+    }
+    let after: i64 = connection
+        .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+#[test]
 fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
     let (_dir, database) = database();
     let mut connection = database.connection().unwrap();

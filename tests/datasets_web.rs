@@ -373,6 +373,25 @@ async fn refusals_keep_nothing() {
         0,
         "no partial file left"
     );
+    // Bytes that were stored before (an artifact, say) are not removed by a refused upload of
+    // the same bytes.
+    let objects = adamviz::store::objects::ObjectStore::open(&app.data_dir).unwrap();
+    let artifact_bytes: &[u8] = b"\x89PNG\r\n\x1a\n an artifact";
+    let artifact = objects.put(artifact_bytes, 1 << 20).unwrap();
+    let same = send(
+        &app,
+        upload(
+            &author,
+            Some("synthetic"),
+            "same.png",
+            artifact_bytes,
+            false,
+        ),
+    )
+    .await;
+    assert_eq!(same.status, 422, "{}", same.body);
+    assert_eq!(objects.get(&artifact.digest).unwrap(), artifact_bytes);
+    assert_eq!(stored_objects(&app), 1);
 
     // A plain form (no wasm): back to the form with the message, or on to the dataset.
     let form_refused = send(

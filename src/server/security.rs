@@ -72,12 +72,12 @@ impl OriginPolicy {
     pub fn new(public_url: Option<&str>) -> Self {
         let public_origin = public_url.map(|url| {
             let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
-            let authority = rest.split('/').next().unwrap_or(rest);
-            format!(
-                "{}://{}",
-                scheme.to_ascii_lowercase(),
-                authority.to_ascii_lowercase()
-            )
+            let scheme = scheme.to_ascii_lowercase();
+            let authority = rest.split('/').next().unwrap_or(rest).to_ascii_lowercase();
+            // Browsers leave the default port out of Origin.
+            let default_port = if scheme == "https" { ":443" } else { ":80" };
+            let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
+            format!("{scheme}://{authority}")
         });
         Self { public_origin }
     }
@@ -134,13 +134,11 @@ pub async fn csrf_guard(
 /// Whether `path` is a page the router renders (not a server function, a static file or the
 /// health check).
 fn is_page(path: &str) -> bool {
-    !(path.starts_with("/api/")
-        || path.starts_with("/pkg/")
-        || path == "/healthz"
-        || path
-            .rsplit('/')
-            .next()
-            .is_some_and(|last| last.contains('.')))
+    let static_file = path.starts_with("/pkg/")
+        || path.starts_with("/demo/")
+        // A file at the site's root, e.g. /favicon.svg.
+        || (path.matches('/').count() == 1 && path.contains('.'));
+    !(path.starts_with("/api/") || path == "/healthz" || static_file)
 }
 
 fn small_page(status: StatusCode, title: &str, text: &str) -> Response {
@@ -178,7 +176,7 @@ pub async fn page_guard(
     next: Next,
 ) -> Response {
     let path = request.uri().path().to_owned();
-    if request.method() != Method::GET || !is_page(&path) {
+    if !matches!(*request.method(), Method::GET | Method::HEAD) || !is_page(&path) {
         return next.run(request).await;
     }
     let account = signed_in(&session, &context).await.ok();

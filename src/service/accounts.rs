@@ -47,6 +47,9 @@ pub enum AccountError {
     /// An account needs at least one role.
     #[error("an account needs at least one role: author, reviewer or admin")]
     NoRole,
+    /// The change would leave no active admin.
+    #[error("{0:?} is the last active admin: make another account admin first")]
+    LastAdmin(String),
     /// Hashing failed.
     #[error("the password could not be hashed: {0}")]
     Hash(String),
@@ -303,6 +306,16 @@ pub fn create_account(
     Ok(account)
 }
 
+/// Active admins other than `id`.
+fn other_active_admins(connection: &Connection, id: i64) -> Result<i64, rusqlite::Error> {
+    connection.query_row(
+        "SELECT count(*) FROM accounts a JOIN account_roles r ON r.account_id = a.id
+         WHERE r.role = 'admin' AND a.disabled = 0 AND a.id != ?1",
+        [id],
+        |row| row.get(0),
+    )
+}
+
 fn existing(connection: &Connection, name: &str) -> Result<Account, AccountError> {
     find_by_name(connection, name)?
         .map(|(account, _)| account)
@@ -320,6 +333,12 @@ pub fn disable_account(
 ) -> Result<Account, AccountError> {
     let transaction = connection.transaction()?;
     let account = existing(&transaction, name)?;
+    if account.has(Role::Admin)
+        && !account.disabled
+        && other_active_admins(&transaction, account.id)? == 0
+    {
+        return Err(AccountError::LastAdmin(account.name));
+    }
     if !account.disabled {
         transaction.execute(
             "UPDATE accounts SET disabled = 1 WHERE id = ?1",
@@ -361,6 +380,13 @@ pub fn set_roles(
     let roles = sorted_roles(roles)?;
     let transaction = connection.transaction()?;
     let account = existing(&transaction, name)?;
+    if account.has(Role::Admin)
+        && !roles.contains(&Role::Admin)
+        && !account.disabled
+        && other_active_admins(&transaction, account.id)? == 0
+    {
+        return Err(AccountError::LastAdmin(account.name));
+    }
     transaction.execute(
         "DELETE FROM account_roles WHERE account_id = ?1",
         [account.id],
@@ -495,6 +521,16 @@ pub fn login(
             now,
         )
     };
+    // A name no account can have is refused before anything is written (a megabyte of name
+    // must not become a row); it cannot exist, so the answer reveals nothing.
+    if check_name(name).is_err() {
+        return Err(LoginError::Invalid);
+    }
+    // One login at a time in this process: the lockout check, the hash and the failure record
+    // are one step, so parallel guesses cannot pass the check before any failure is counted,
+    // and logins never hold more than one database connection.
+    static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(until) = locked_until(connection, name, now)? {
         event(None, "login", false, Some("locked"))?;
         return Err(LoginError::Locked { until });

@@ -54,6 +54,8 @@ pub struct StoredObject {
     pub digest: Sha256Digest,
     /// Size in bytes.
     pub size: u64,
+    /// Whether this write put the bytes there (false: they were stored already).
+    pub created: bool,
 }
 
 /// Prefix of a temporary file in `objects/tmp`; the writer's pid follows.
@@ -146,7 +148,11 @@ impl ObjectStore {
         // The same bytes there already: nothing changes. Missing, or corrupt: replaced by the
         // bytes just written, which hash to the name. (Streamed: an object is never held whole.)
         if self.stored_digest(&digest)? == Some(digest) {
-            return Ok(StoredObject { digest, size });
+            return Ok(StoredObject {
+                digest,
+                size,
+                created: false,
+            });
         }
         let parent = target.parent().expect("object paths have a parent");
         if !parent.exists() {
@@ -160,7 +166,11 @@ impl ObjectStore {
         })?;
         // The rename is durable only once the directory holding the new name is synced.
         sync_dir(parent)?;
-        Ok(StoredObject { digest, size })
+        Ok(StoredObject {
+            digest,
+            size,
+            created: true,
+        })
     }
 
     /// Removes the object `digest` (for an upload refused after its bytes were stored: nothing

@@ -77,10 +77,12 @@ impl SessionStore for SqliteSessionStore {
         let json = serde_json::to_vec(&record.data)
             .map_err(|e| session_store::Error::Encode(e.to_string()))?;
         let (id, expiry) = (record.id.to_string(), record.expiry_date.unix_timestamp());
+        // An update only: a session deleted meanwhile (logout, a disabled account) stays
+        // deleted even if a request that was in flight saves it afterwards. New sessions go
+        // through `create`.
         self.run(move |connection| {
             connection.execute(
-                "INSERT INTO sessions (id, data, expiry_unix) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (id) DO UPDATE SET data = excluded.data, expiry_unix = excluded.expiry_unix",
+                "UPDATE sessions SET data = ?2, expiry_unix = ?3 WHERE id = ?1",
                 rusqlite::params![id, json, expiry],
             )
         })

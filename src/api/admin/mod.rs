@@ -31,6 +31,7 @@ fn account_error(error: crate::service::accounts::AccountError) -> AppError {
         AccountError::NameTaken(_) => AppError::Conflict(error.to_string()),
         AccountError::WeakPassword(message) => AppError::invalid("password", message),
         AccountError::NoRole => AppError::invalid("roles", error.to_string()),
+        AccountError::LastAdmin(_) => AppError::Conflict(error.to_string()),
         AccountError::NoSuchAccount(name) => AppError::NotFound(format!("account {name:?}")),
         AccountError::Hash(error) => crate::api::boundary::internal(error),
         AccountError::Database(error) => crate::api::boundary::internal(error),
@@ -120,7 +121,7 @@ pub async fn disable_account(name: String) -> Result<Account, AppError> {
     use crate::{api::boundary::*, service::accounts};
     boundary(async move {
         let actor = require(&[Role::Admin]).await?;
-        if actor.name.eq_ignore_ascii_case(&name) {
+        if actor.name.eq_ignore_ascii_case(name.trim()) {
             return Err(AppError::invalid(
                 "name",
                 "you cannot disable your own account",

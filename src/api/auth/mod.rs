@@ -9,10 +9,12 @@ use crate::{api::error::AppError, domain::account::Account};
 /// Where to go after login: a path on this site, else the home page (never another host).
 pub fn safe_next(next: Option<&str>) -> String {
     match next {
+        // Printable ASCII only (browsers drop tabs and newlines, turning "/\t/x" into "//x",
+        // another host; a newline would not even be a valid header), no backslash anywhere.
         Some(path)
             if path.starts_with('/')
                 && !path.starts_with("//")
-                && !path.starts_with("/\\")
+                && path.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
                 && !path.starts_with("/login") =>
         {
             path.to_owned()
@@ -171,4 +173,28 @@ pub async fn setup(
         Ok(())
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_is_a_path_on_this_site_or_the_home_page() {
+        for (given, expected) in [
+            (Some("/datasets"), "/datasets"),
+            (Some("/revisions?x=1"), "/revisions?x=1"),
+            (None, "/"),
+            (Some(""), "/"),
+            (Some("https://evil.example/"), "/"),
+            (Some("//evil.example"), "/"),
+            (Some("/\t/evil.example"), "/"),
+            (Some("/\\evil.example"), "/"),
+            (Some("/a\\b"), "/"),
+            (Some("/x\r\nSet-Cookie: a=b"), "/"),
+            (Some("/login?next=/login"), "/"),
+        ] {
+            assert_eq!(safe_next(given), expected, "{given:?}");
+        }
+    }
 }

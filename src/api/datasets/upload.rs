@@ -135,12 +135,22 @@ async fn upload(
     {
         match field.name() {
             Some("classification") => {
-                classification = Some(
-                    field
-                        .text()
-                        .await
-                        .map_err(|e| AppError::invalid("classification", e.body_text()))?,
-                );
+                // A word: read at most 64 bytes of it (the route has no body limit).
+                let mut value = Vec::new();
+                while let Some(chunk) = field
+                    .chunk()
+                    .await
+                    .map_err(|e| AppError::invalid("classification", e.body_text()))?
+                {
+                    value.extend_from_slice(&chunk);
+                    if value.len() > 64 {
+                        return Err(AppError::invalid(
+                            "classification",
+                            "expected synthetic or deidentified",
+                        ));
+                    }
+                }
+                classification = Some(String::from_utf8_lossy(&value).into_owned());
             }
             Some("file") => {
                 let Some(classification) = classification.take().filter(|c| !c.is_empty()) else {
@@ -200,21 +210,10 @@ async fn finish(
         }
         Err(UploadError::Store(error)) => return Err(internal(error)),
         Err(UploadError::Unreadable { object, source }) => {
-            // Bytes no reader accepts are kept only if the same bytes are a dataset or an
-            // upload already.
+            // Bytes no reader accepts are removed only if this upload put them there: bytes
+            // stored before (an artifact, another upload) stay whatever they are.
             let digest = object.digest;
-            let referenced = with_database(context, move |connection| {
-                connection
-                    .query_row(
-                        "SELECT EXISTS (SELECT 1 FROM datasets WHERE content_hash = ?1)
-                             OR EXISTS (SELECT 1 FROM uploads WHERE content_hash = ?1)",
-                        [digest.to_hex()],
-                        |row| row.get::<_, bool>(0),
-                    )
-                    .map_err(internal)
-            })
-            .await?;
-            if !referenced {
+            if object.created {
                 let objects = context.objects.clone();
                 tokio::task::spawn_blocking(move || objects.remove(&digest))
                     .await
