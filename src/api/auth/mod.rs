@@ -39,6 +39,10 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Resu
         if name.trim().is_empty() {
             return Err(AppError::invalid("name", "enter your account name"));
         }
+        // Logins queue here, before taking a database connection: the service checks them one
+        // at a time, and waiting logins must not hold the connections other requests need.
+        static QUEUE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let _turn = QUEUE.lock().await;
         let account = with_database(&context, move |connection| {
             accounts::login(
                 connection,
