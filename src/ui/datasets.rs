@@ -14,7 +14,7 @@ use crate::{
     domain::{
         account::Role,
         dataset::{DatasetDetail, DatasetSummary},
-        profile::UnitSource,
+        profile::{ProfileWarning, UnitSource},
     },
 };
 
@@ -259,6 +259,58 @@ fn send_with_progress(
     let _ = request.send_with_opt_form_data(Some(&data));
 }
 
+/// The warnings as lines, with the per-parameter ones (several records per subject and visit,
+/// low-N cells) of more than three parameters folded into one line whose details list each:
+/// forty lines of the same kind hide the few that differ.
+fn group_warnings(warnings: &[ProfileWarning]) -> Vec<(String, Vec<String>)> {
+    let several: Vec<&ProfileWarning> = warnings
+        .iter()
+        .filter(|w| matches!(w, ProfileWarning::SeveralRecordsPerSubjectVisit { .. }))
+        .collect();
+    let low_n: Vec<&ProfileWarning> = warnings
+        .iter()
+        .filter(|w| matches!(w, ProfileWarning::LowNCells { .. }))
+        .collect();
+    let parameter = |w: &ProfileWarning| match w {
+        ProfileWarning::SeveralRecordsPerSubjectVisit { parameter, .. }
+        | ProfileWarning::LowNCells { parameter, .. } => parameter.clone(),
+        _ => String::new(),
+    };
+    let fold = |group: &[&ProfileWarning], what: &str| {
+        let names: Vec<String> = group.iter().map(|w| parameter(w)).collect();
+        (
+            format!("{} parameters {what}: {}", group.len(), names.join(", ")),
+            group.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    let mut lines = Vec::new();
+    let (mut several_done, mut low_n_done) = (false, false);
+    for warning in warnings {
+        match warning {
+            ProfileWarning::SeveralRecordsPerSubjectVisit { .. } if several.len() > 3 => {
+                if !several_done {
+                    lines.push(fold(
+                        &several,
+                        "have several records for some subject and visit",
+                    ));
+                    several_done = true;
+                }
+            }
+            ProfileWarning::LowNCells { .. } if low_n.len() > 3 => {
+                if !low_n_done {
+                    lines.push(fold(
+                        &low_n,
+                        "have treatment × visit cells with few subjects",
+                    ));
+                    low_n_done = true;
+                }
+            }
+            other => lines.push((other.to_string(), Vec::new())),
+        }
+    }
+    lines
+}
+
 /// One dataset: its facts, the warnings a reviewer must see, and its columns.
 #[component]
 pub fn DatasetPage() -> impl IntoView {
@@ -288,7 +340,7 @@ pub fn DatasetPage() -> impl IntoView {
 #[component]
 fn DatasetView(detail: DatasetDetail) -> impl IntoView {
     let DatasetDetail { summary, profile } = detail;
-    let mut warnings: Vec<String> = profile.warnings.iter().map(|w| w.to_string()).collect();
+    let mut warnings = group_warnings(&profile.warnings);
     let label_units: Vec<String> = profile
         .parameters
         .iter()
@@ -296,15 +348,18 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
         .map(|p| p.code.clone())
         .collect();
     if !label_units.is_empty() {
-        warnings.push(format!(
-            "{} parameters have their unit only in the PARAM label (no unit column), e.g. {}",
-            label_units.len(),
-            label_units
-                .iter()
-                .take(5)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+        warnings.push((
+            format!(
+                "{} parameters have their unit only in the PARAM label (no unit column), e.g. {}",
+                label_units.len(),
+                label_units
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Vec::new(),
         ));
     }
     let roles = profile.roles.clone();
@@ -327,7 +382,17 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
                 } else {
                     view! {
                         <ul>
-                            {warnings.into_iter().map(|w| view! { <li><strong>"Warning: "</strong>{w}</li> }).collect_view()}
+                            {warnings.into_iter().map(|(line, details)| view! {
+                                <li>
+                                    <strong>"Warning: "</strong>{line}
+                                    {(!details.is_empty()).then(|| view! {
+                                        <details>
+                                            <summary>{format!("Each of the {}", details.len())}</summary>
+                                            <ul>{details.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}</ul>
+                                        </details>
+                                    })}
+                                </li>
+                            }).collect_view()}
                         </ul>
                     }.into_any()
                 }}
