@@ -306,14 +306,24 @@ pub fn create_account(
     Ok(account)
 }
 
-/// Active admins other than `id`.
-fn other_active_admins(connection: &Connection, id: i64) -> Result<i64, rusqlite::Error> {
-    connection.query_row(
+/// Refuses to disable or demote `account` when it is the only active admin.
+fn refuse_losing_the_last_admin(
+    connection: &Connection,
+    account: &Account,
+) -> Result<(), AccountError> {
+    if !account.has(Role::Admin) || account.disabled {
+        return Ok(());
+    }
+    let others: i64 = connection.query_row(
         "SELECT count(*) FROM accounts a JOIN account_roles r ON r.account_id = a.id
          WHERE r.role = 'admin' AND a.disabled = 0 AND a.id != ?1",
-        [id],
+        [account.id],
         |row| row.get(0),
-    )
+    )?;
+    if others == 0 {
+        return Err(AccountError::LastAdmin(account.name.clone()));
+    }
+    Ok(())
 }
 
 fn existing(connection: &Connection, name: &str) -> Result<Account, AccountError> {
@@ -333,12 +343,7 @@ pub fn disable_account(
 ) -> Result<Account, AccountError> {
     let transaction = connection.transaction()?;
     let account = existing(&transaction, name)?;
-    if account.has(Role::Admin)
-        && !account.disabled
-        && other_active_admins(&transaction, account.id)? == 0
-    {
-        return Err(AccountError::LastAdmin(account.name));
-    }
+    refuse_losing_the_last_admin(&transaction, &account)?;
     if !account.disabled {
         transaction.execute(
             "UPDATE accounts SET disabled = 1 WHERE id = ?1",
@@ -380,12 +385,8 @@ pub fn set_roles(
     let roles = sorted_roles(roles)?;
     let transaction = connection.transaction()?;
     let account = existing(&transaction, name)?;
-    if account.has(Role::Admin)
-        && !roles.contains(&Role::Admin)
-        && !account.disabled
-        && other_active_admins(&transaction, account.id)? == 0
-    {
-        return Err(AccountError::LastAdmin(account.name));
+    if !roles.contains(&Role::Admin) {
+        refuse_losing_the_last_admin(&transaction, &account)?;
     }
     transaction.execute(
         "DELETE FROM account_roles WHERE account_id = ?1",

@@ -37,19 +37,22 @@ fn text_of(value: &SnapshotValue) -> Option<String> {
     }
 }
 
+/// The position of the snapshot's column with `role`.
+fn column_of(snapshot: &Snapshot, role: &'static str) -> Result<usize, IndependentStatisticsError> {
+    snapshot
+        .columns
+        .iter()
+        .position(|c| c.role == role)
+        .ok_or(IndependentStatisticsError::MissingRole { role })
+}
+
 /// The statistics of every treatment × visit cell of `spec`, treatments in spec order and
 /// visits in spec order within each.
 pub fn compute_cell_statistics(
     spec: &PlotSpec,
     snapshot: &Snapshot,
 ) -> Result<Vec<CellStatistics>, IndependentStatisticsError> {
-    let position = |role: &'static str| {
-        snapshot
-            .columns
-            .iter()
-            .position(|c| c.role == role)
-            .ok_or(IndependentStatisticsError::MissingRole { role })
-    };
+    let position = |role| column_of(snapshot, role);
     let (subject, treatment, visit, value) = (
         position("subject")?,
         position("treatment")?,
@@ -95,13 +98,7 @@ pub fn compute_cell_statistics(
 pub fn several_records_per_subject_visit(
     snapshot: &Snapshot,
 ) -> Result<Vec<String>, IndependentStatisticsError> {
-    let position = |role: &'static str| {
-        snapshot
-            .columns
-            .iter()
-            .position(|c| c.role == role)
-            .ok_or(IndependentStatisticsError::MissingRole { role })
-    };
+    let position = |role| column_of(snapshot, role);
     let (subject, treatment, visit) = (
         position("subject")?,
         position("treatment")?,
