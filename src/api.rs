@@ -8,7 +8,9 @@ pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod boundary;
 pub mod datasets;
+pub mod drafts;
 pub mod error;
+pub mod revisions;
 
 use crate::domain::account::Role;
 
@@ -36,11 +38,21 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/datasets/list", Access::LoggedIn),
     ("/api/datasets/detail", Access::LoggedIn),
     ("/api/datasets/demo", Access::AnyOf(&[Role::Author])),
+    ("/api/drafts/load", Access::LoggedIn),
+    ("/api/drafts/preview", Access::LoggedIn),
+    ("/api/drafts/confirm", Access::AnyOf(&[Role::Author])),
+    ("/api/revisions/list", Access::LoggedIn),
+    ("/api/revisions/detail", Access::LoggedIn),
+    ("/api/revisions/run", Access::AnyOf(&[Role::Author])),
+    ("/api/revisions/status", Access::LoggedIn),
 ];
 
 /// Routes that are not server functions (POST), with who may use them.
-pub const ROUTE_ACCESS: &[(&str, Access)] =
-    &[("/api/datasets/upload", Access::AnyOf(&[Role::Author]))];
+pub const ROUTE_ACCESS: &[(&str, Access)] = &[
+    ("/api/datasets/upload", Access::AnyOf(&[Role::Author])),
+    ("/api/revisions/{id}/events", Access::LoggedIn),
+    ("/api/revisions/{id}/files/{name}", Access::LoggedIn),
+];
 
 /// Pages (GET) and who may open them; any other page needs a login.
 pub const PAGE_ACCESS: &[(&str, Access)] = &[

@@ -12,11 +12,12 @@ use crate::ui::{
     admin::AccountsPage,
     auth::{LoginPage, SetupPage},
     datasets::{DatasetPage, DatasetsPage},
+    drafts::DraftPage,
     evidence::EvidencePage,
     home::HomePage,
     layout::Layout,
     not_found::NotFoundPage,
-    revisions::RevisionsPage,
+    revisions::{RevisionPage, RevisionsPage},
 };
 
 /// The HTML document around the application, rendered once per request on the server. Its
@@ -68,7 +69,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("") view=HomePage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets") view=DatasetsPage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets/:content_hash") view=DatasetPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/datasets/:content_hash/draft") view=DraftPage ssr=SsrMode::InOrder />
                     <Route path=path!("/revisions") view=RevisionsPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/revisions/:id") view=RevisionPage ssr=SsrMode::InOrder />
                     <Route path=path!("/evidence") view=EvidencePage ssr=SsrMode::InOrder />
                     <Route path=path!("/login") view=LoginPage ssr=SsrMode::InOrder />
                     <Route path=path!("/setup") view=SetupPage ssr=SsrMode::InOrder />

@@ -5,6 +5,7 @@ pub mod classification;
 pub mod confirmation;
 pub mod dataset;
 pub mod digest;
+pub mod draft;
 pub mod ids;
 pub mod matcher;
 pub mod profile;

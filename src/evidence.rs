@@ -14,3 +14,4 @@ pub mod record;
 pub mod revision_context;
 pub mod revision_lifecycle;
 pub mod schemas;
+pub mod summary;

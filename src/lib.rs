@@ -6,6 +6,9 @@
 //! `ingest/` (ssr) reads uploads; `compiler/` (ssr) turns confirmed specs into R scripts; `runner/` (ssr) runs them in a sandboxed R; `store/` (ssr) keeps them; `server/` (ssr) is the axum
 //! wiring, the CLI and the configuration.
 
+// The pages' view types nest deeply (the draft form, the revision page).
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod app;
 pub mod domain;

@@ -3,7 +3,10 @@
 
 pub mod accounts;
 pub mod datasets;
+pub mod drafts;
 pub mod execution;
 pub mod prepare;
+pub mod revisions;
+pub mod runs;
 pub mod startup;
 pub mod upload;

@@ -4,8 +4,10 @@
 pub mod admin;
 pub mod auth;
 pub mod datasets;
+pub mod drafts;
 pub mod evidence;
 pub mod home;
 pub mod layout;
 pub mod not_found;
+pub mod preview;
 pub mod revisions;

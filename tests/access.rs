@@ -189,6 +189,17 @@ fn sample_body(path: &str, call: usize) -> String {
         "/api/admin/disable-account" => format!("name=spare-{call}"),
         "/api/datasets/list" | "/api/datasets/demo" => String::new(),
         "/api/datasets/detail" => format!("content_hash={}", "0".repeat(64)),
+        "/api/drafts/load" => format!("content_hash={}&query=question%3Dx", "0".repeat(64)),
+        "/api/drafts/preview" | "/api/drafts/confirm" => format!(
+            "content_hash={}&question=x&answers%5Btitle%5D=t",
+            "0".repeat(64)
+        ),
+        "/api/revisions/list" => String::new(),
+        "/api/revisions/detail" | "/api/revisions/status" => format!("id=rev-{}", "0".repeat(32)),
+        "/api/revisions/run" => format!(
+            "revision_id=rev-{}&idempotency_key=key-{call:08}",
+            "0".repeat(32)
+        ),
         other => panic!("add a sample body for the server function {other} to tests/access.rs"),
     }
 }
@@ -276,16 +287,29 @@ fn upload_request(cookie: Option<&str>) -> Request<Body> {
     request.body(Body::from(body)).unwrap()
 }
 
+/// A request for a route that is not a server function: the upload, or a GET of a revision's
+/// events or files (of a revision that does not exist: the access check comes first).
+fn route_request(path: &str, cookie: Option<&str>) -> Request<Body> {
+    if path == "/api/datasets/upload" {
+        return upload_request(cookie);
+    }
+    let revision = format!("rev-{}", "0".repeat(32));
+    let uri = path
+        .replace("{id}", &revision)
+        .replace("{name}", "plot.png");
+    let mut request = Request::get(uri).header("host", HOST);
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    request.body(Body::empty()).unwrap()
+}
+
 #[tokio::test]
 async fn routes_that_are_not_server_functions_are_enforced_too() {
     let app = app();
     for (path, access) in ROUTE_ACCESS {
         assert_eq!(
-            *path, "/api/datasets/upload",
-            "add a request for {path} to this test"
-        );
-        assert_eq!(
-            send(&app, upload_request(None)).await.status,
+            send(&app, route_request(path, None)).await.status,
             401,
             "{path} with no session"
         );
@@ -295,16 +319,19 @@ async fn routes_that_are_not_server_functions_are_enforced_too() {
             ("ada-admin", Role::Admin),
         ] {
             let cookie = login(&app, name).await;
-            let answer = send(&app, upload_request(Some(&cookie))).await;
+            let answer = send(&app, route_request(path, Some(&cookie))).await;
             let allowed = match access {
                 Access::Public | Access::LoggedIn => true,
                 Access::AnyOf(roles) => roles.contains(&role),
             };
-            if allowed {
-                assert_eq!(answer.status, 200, "{path} as {role}: {}", answer.body);
+            let expected = if !allowed {
+                403
+            } else if path.contains("{id}") {
+                404 // past the access check: there is no such revision
             } else {
-                assert_eq!(answer.status, 403, "{path} as {role}: {}", answer.body);
-            }
+                200
+            };
+            assert_eq!(answer.status, expected, "{path} as {role}: {}", answer.body);
         }
     }
 }

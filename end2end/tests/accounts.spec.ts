@@ -2,7 +2,7 @@
 // admin, who creates an author and a reviewer; each sees only what the role allows; five wrong
 // passwords lock a name; after logout the back button shows no private page.
 import { test, expect } from "@playwright/test";
-import { ADMIN, AUTHOR, REVIEWER, hydrated, logIn, setupLink, shoot } from "./people";
+import { ADMIN, AUTHOR, QA, REVIEWER, hydrated, logIn, setupLink, shoot } from "./people";
 
 test.describe.configure({ mode: "serial" });
 
@@ -39,6 +39,7 @@ test("the admin creates an author and a reviewer", async ({ page }) => {
   for (const [who, role] of [
     [AUTHOR, "author"],
     [REVIEWER, "reviewer"],
+    [QA, "reviewer"],
   ] as const) {
     await page.getByLabel("Name", { exact: true }).fill(who.name);
     await page.getByLabel("Password (at least 12 characters)").fill(who.password);

@@ -6,6 +6,8 @@ import { join } from "node:path";
 export const ADMIN = { name: "ada", password: "ada's long admin password" };
 export const AUTHOR = { name: "ann", password: "ann's long author password" };
 export const REVIEWER = { name: "rex", password: "rex's long reviewer password" };
+/** A reviewer the lockout test leaves alone (rex ends that test locked). */
+export const QA = { name: "quinn", password: "quinn's long reviewer password" };
 
 /** The one-time setup link the server printed on stderr at its first start. */
 export async function setupLink(): Promise<string> {

@@ -104,10 +104,14 @@ pub struct ApiContext {
     pub upload_limit: u64,
     /// The last datasets read, with their profiles.
     pub datasets: Arc<crate::service::datasets::DatasetCache>,
+    /// Revisions: materializing and governed execution.
+    pub execution: crate::service::execution::ExecutionService,
+    /// The runs in progress on this server, with their phases.
+    pub runs: Arc<crate::service::runs::RunBoard>,
 }
 
 impl ApiContext {
-    /// The context of a server whose state is under `data_dir`.
+    /// The context over these stores, with a runner of the default configuration.
     pub fn new(
         database: Database,
         objects: crate::store::objects::ObjectStore,
@@ -115,13 +119,40 @@ impl ApiContext {
         setup: SetupToken,
         upload_limit: u64,
     ) -> Self {
-        Self {
+        Self::with_runner(
             database,
+            objects,
             sessions,
             setup,
-            objects,
+            upload_limit,
+            Arc::new(crate::runner::Runner::new(
+                crate::runner::RunnerConfig::new(),
+            )),
+        )
+    }
+
+    /// [`ApiContext::new`] with this runner (its isolation and concurrency bound).
+    pub fn with_runner(
+        database: Database,
+        objects: crate::store::objects::ObjectStore,
+        sessions: SessionSettings,
+        setup: SetupToken,
+        upload_limit: u64,
+        runner: Arc<crate::runner::Runner>,
+    ) -> Self {
+        let runs = Arc::new(crate::service::runs::RunBoard::new(
+            runner.config().max_concurrent,
+        ));
+        Self {
+            database: database.clone(),
+            sessions,
+            setup,
+            objects: objects.clone(),
             upload_limit,
             datasets: Arc::new(crate::service::datasets::DatasetCache::new(4)),
+            execution: crate::service::execution::ExecutionService::new(database, objects, runner)
+                .observed_by(runs.observer()),
+            runs,
         }
     }
 }
@@ -239,14 +270,7 @@ pub async fn require(roles: &[Role]) -> Result<Account, AppError> {
 /// Marks the response with `error`'s status and returns it. A plain HTML form post (no wasm)
 /// keeps the redirect back to its page, where the error is shown; a status would replace it.
 pub fn respond(error: AppError) -> AppError {
-    let accepts_html = use_context::<axum::http::request::Parts>().is_some_and(|parts| {
-        parts
-            .headers
-            .get(axum::http::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|accept| accept.contains("text/html"))
-    });
-    if !accepts_html {
+    if !accepts_html() {
         if let (Some(options), Ok(status)) = (
             use_context::<leptos_axum::ResponseOptions>(),
             axum::http::StatusCode::from_u16(error.status()),
@@ -255,6 +279,17 @@ pub fn respond(error: AppError) -> AppError {
         }
     }
     error
+}
+
+/// Whether the current request is a plain HTML form post (no wasm): it wants a page back.
+pub fn accepts_html() -> bool {
+    use_context::<axum::http::request::Parts>().is_some_and(|parts| {
+        parts
+            .headers
+            .get(axum::http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/html"))
+    })
 }
 
 /// Runs a server function's body and gives its error the HTTP status it maps to.

@@ -39,3 +39,180 @@ impl RevisionStatus {
         .find(|status| status.as_str() == text)
     }
 }
+
+impl RevisionStatus {
+    /// The status in words, as the badge shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Draft => "Draft",
+            Self::ExperimentalDraft => "Experimental/Draft",
+            Self::Verified => "Verified",
+            Self::Approved => "Approved",
+        }
+    }
+}
+
+/// Where a revision's governed execution stands, as the live status shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RunStatus {
+    /// No attempt yet.
+    NotRun,
+    /// Free y-scales: a preview only, never executed.
+    NotExecutable,
+    /// Waiting for a runner slot.
+    Queued {
+        /// The attempt.
+        attempt_id: String,
+        /// 1 for the next to run.
+        position: usize,
+    },
+    /// R is running.
+    Running {
+        /// The attempt.
+        attempt_id: String,
+        /// Since the run started.
+        elapsed_seconds: u64,
+    },
+    /// R has ended; the checks run.
+    Verifying {
+        /// The attempt.
+        attempt_id: String,
+        /// Since the run started.
+        elapsed_seconds: u64,
+    },
+    /// An attempt is active elsewhere (another process, e.g. the command line).
+    Active {
+        /// The attempt.
+        attempt_id: String,
+    },
+    /// Verified (or approved since).
+    Verified,
+    /// The latest attempt failed.
+    Failed {
+        /// The attempt.
+        attempt_id: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl RunStatus {
+    /// Whether the status can still change without a new request.
+    pub fn is_moving(&self) -> bool {
+        matches!(
+            self,
+            Self::Queued { .. }
+                | Self::Running { .. }
+                | Self::Verifying { .. }
+                | Self::Active { .. }
+        )
+    }
+
+    /// The status in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::NotRun => "Not run yet".to_owned(),
+            Self::NotExecutable => {
+                "Not executable: free y-scales make this an Experimental/Draft revision".to_owned()
+            }
+            Self::Queued { position, .. } => format!("Queued (position {position})"),
+            Self::Running {
+                elapsed_seconds, ..
+            } => format!("Running ({elapsed_seconds} s)"),
+            Self::Verifying {
+                elapsed_seconds, ..
+            } => format!("Verifying ({elapsed_seconds} s)"),
+            Self::Active { attempt_id } => format!("Running elsewhere (attempt {attempt_id})"),
+            Self::Verified => "Verified".to_owned(),
+            Self::Failed { reason, .. } => format!("Failed: {reason}"),
+        }
+    }
+}
+
+/// One revision in the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionSummary {
+    /// `rev-…`.
+    pub id: String,
+    /// Its status.
+    pub status: RevisionStatus,
+    /// Its version.
+    pub version: i64,
+    /// The question.
+    pub question: String,
+    /// The title.
+    pub title: String,
+    /// Who made it.
+    pub author: String,
+    /// When (canonical UTC).
+    pub created_at: String,
+    /// The spec hash.
+    pub spec_hash: String,
+}
+
+/// One check of the verification, as the page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckView {
+    /// Its name.
+    pub name: String,
+    /// Passed.
+    pub passed: bool,
+    /// Why it failed (or what it found).
+    pub reason: Option<String>,
+}
+
+/// One evidence record of a revision, in ledger order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceView {
+    /// Ledger position.
+    pub seq: i64,
+    /// Its kind.
+    pub kind: String,
+    /// A line on what it says.
+    pub summary: String,
+    /// Its self-hash.
+    pub record_hash: String,
+    /// Its canonical JSON.
+    pub canonical_json: String,
+}
+
+/// A downloadable artifact of a revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactView {
+    /// `script.R`, `snapshot.csv`, `statistics.json`, `plot.png`, `environment.json`.
+    pub name: String,
+    /// SHA-256 (its name in the store).
+    pub sha256: String,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// Everything the revision page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevisionDetail {
+    /// The revision.
+    pub summary: RevisionSummary,
+    /// The dataset's content hash.
+    pub dataset_hash: String,
+    /// Where its execution stands.
+    pub run: RunStatus,
+    /// The preview (until Verified).
+    pub preview: Option<super::draft::Preview>,
+    /// The statistics R reported (once Verified): per cell.
+    pub statistics: Vec<super::statistics::CellStatistics>,
+    /// The latest verification's checks.
+    pub checks: Vec<CheckView>,
+    /// The script.
+    pub script: String,
+    /// The artifacts: script and snapshot always, the outputs once Verified.
+    pub artifacts: Vec<ArtifactView>,
+    /// The environment (R, packages, fonts) as R reported it, pretty-printed.
+    pub environment: Option<String>,
+    /// The evidence records about the revision.
+    pub evidence: Vec<EvidenceView>,
+    /// Whether the viewer may start a run (an author, on a Draft revision).
+    pub can_run: bool,
+    /// A fresh idempotency key for this page's Run form.
+    pub run_key: String,
+}

@@ -116,6 +116,14 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
             axum::routing::post(crate::api::datasets::upload::upload_dataset)
                 .layer(axum::extract::DefaultBodyLimit::disable()),
         )
+        .route(
+            "/api/revisions/{id}/events",
+            get(crate::api::revisions::events::status_events),
+        )
+        .route(
+            "/api/revisions/{id}/files/{name}",
+            get(crate::api::revisions::files::revision_file),
+        )
         .leptos_routes_with_context(
             &state,
             page_routes,
@@ -214,12 +222,16 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let state = AppState {
         leptos_options: config.leptos_options,
         data_dir,
-        api: ApiContext::new(
+        api: ApiContext::with_runner(
             database,
             objects,
             config.sessions,
             setup,
             config.upload_limit,
+            Arc::new(crate::runner::Runner::new(crate::runner::RunnerConfig {
+                isolation: config.isolation,
+                ..crate::runner::RunnerConfig::new()
+            })),
         ),
         origins: OriginPolicy::new(config.public_url.as_deref()),
         secure_cookies: config

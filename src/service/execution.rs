@@ -170,12 +170,31 @@ pub struct ExecutionOutcome {
     pub context_hash: Option<Sha256Digest>,
 }
 
+/// A step of a governed execution, reported to an observer (the web pages' live status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionPhase {
+    /// The sandboxed R process is running.
+    Running,
+    /// R has ended; the checks are running.
+    Verifying,
+}
+
+/// Told of every attempt's phases as they begin.
+pub type PhaseObserver = Arc<dyn Fn(&AttemptId, ExecutionPhase) + Send + Sync>;
+
 /// The service over one data directory's database, objects and runner.
 #[derive(Clone)]
 pub struct ExecutionService {
     database: Database,
     objects: ObjectStore,
     runner: Arc<Runner>,
+    observer: Option<PhaseObserver>,
+}
+
+impl std::fmt::Debug for ExecutionService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutionService").finish_non_exhaustive()
+    }
 }
 
 fn sha256(bytes: &[u8]) -> Sha256Digest {
@@ -189,7 +208,30 @@ impl ExecutionService {
             database,
             objects,
             runner,
+            observer: None,
         }
+    }
+
+    /// The same service, telling `observer` of each attempt's phases.
+    pub fn observed_by(mut self, observer: PhaseObserver) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    fn report(&self, attempt_id: &AttemptId, phase: ExecutionPhase) {
+        if let Some(observer) = &self.observer {
+            observer(attempt_id, phase);
+        }
+    }
+
+    /// The runner.
+    pub fn runner(&self) -> &Arc<Runner> {
+        &self.runner
+    }
+
+    /// The object store.
+    pub fn objects(&self) -> &ObjectStore {
+        &self.objects
     }
 
     /// The database.
@@ -453,6 +495,7 @@ impl ExecutionService {
         // 3. Run in the sandbox, then verify (off the async executor: the checks decode the
         //    PNG and recompute the statistics).
         let record = request.record();
+        self.report(attempt_id, ExecutionPhase::Running);
         let result = self
             .runner
             .run(RunRequest {
@@ -463,6 +506,7 @@ impl ExecutionService {
                 image: record.image,
             })
             .await;
+        self.report(attempt_id, ExecutionPhase::Verifying);
         let verification = {
             let (request, spec, snapshot, script, result) = (
                 request.clone(),

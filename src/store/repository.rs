@@ -422,6 +422,35 @@ pub fn get_attempt(
         .optional()?)
 }
 
+/// The latest attempt of revision `revision_id`, if any.
+pub fn latest_attempt(
+    connection: &rusqlite::Connection,
+    revision_id: &RevisionId,
+) -> Result<Option<Attempt>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            "SELECT id, revision_id, fingerprint, captured_version, state, reason
+             FROM attempts WHERE revision_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            [revision_id],
+            attempt_from,
+        )
+        .optional()?)
+}
+
+/// The canonical JSON of the confirmed spec `spec_hash`, if stored.
+pub fn get_spec(
+    connection: &rusqlite::Connection,
+    spec_hash: &str,
+) -> Result<Option<Vec<u8>>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            "SELECT spec FROM specs WHERE spec_hash = ?1",
+            [spec_hash],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
 /// Whether [`start_attempt`] began an attempt or found the one this key already named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartOutcome {

@@ -375,6 +375,15 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
                 <dt>"Content hash (SHA-256)"</dt><dd><code>{summary.content_hash.clone()}</code></dd>
                 <dt>"Uploaded"</dt><dd>{format!("{} by {}", summary.uploaded_at, summary.uploaded_by)}</dd>
             </dl>
+            <section class="ask" aria-labelledby="ask-heading">
+                <h2 id="ask-heading">"Ask for a plot"</h2>
+                <form method="get" action=format!("/datasets/{}/draft", summary.content_hash)>
+                    <label for="question">"Question about this dataset"</label>
+                    <p class="why" id="question-help">"In words, e.g. \"ALT over time by arm\": the draft shows what each word matched, and every choice is yours to confirm."</p>
+                    <input id="question" name="question" type="text" required aria-describedby="question-help" />
+                    <button type="submit">"Draft the plot"</button>
+                </form>
+            </section>
             <section class="warnings" aria-labelledby="warnings-heading">
                 <h2 id="warnings-heading">{format!("Reviewer warnings ({})", warnings.len())}</h2>
                 {if warnings.is_empty() {

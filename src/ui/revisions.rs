@@ -1,19 +1,368 @@
-//! The Revisions section: plot revisions and their lifecycle (Draft, Verified, Approved).
+//! The Revisions section: every revision with its status, and one revision's page — status
+//! badge and version, question and author, the verified PNG (the preview beside it until then),
+//! the run with its live status, the statistics, the ten checks, downloads, the script, the
+//! environment and the evidence records in ledger order.
 
-use leptos::prelude::*;
+use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
 
-use super::not_found::EmptySection;
+use super::preview::PreviewPlot;
+use crate::{
+    api::revisions::{get_revision, list_revisions, RunRevision},
+    domain::revision::{RevisionDetail, RevisionStatus, RunStatus},
+};
 
-/// Lists plot revisions; there are none until governed execution exists.
+/// The status badge: a word, never colour alone.
+#[component]
+pub fn StatusBadge(status: RevisionStatus) -> impl IntoView {
+    let class = format!("badge badge-{}", status.as_str());
+    view! { <span class=class>{status.label()}</span> }
+}
+
+/// Lists plot revisions, newest first.
 #[component]
 pub fn RevisionsPage() -> impl IntoView {
+    let revisions = Resource::new(|| (), |_| list_revisions());
     view! {
         <Title text="Revisions" />
-        <EmptySection
-            heading="Revisions"
-            purpose="Every plot revision with its status (Draft, Verified, Approved), who made it and the hashes that bind it."
-            empty="No revision has been made yet."
-        />
+        <section class="section">
+            <h1>"Revisions"</h1>
+            <p class="purpose">"Every plot revision with its status (Draft, Verified, Approved), who made it and the spec hash that binds it."</p>
+            <Suspense fallback=|| view! { <p role="status">"Loading revisions…"</p> }>
+                {move || Suspend::new(async move {
+                    match revisions.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <p role="status">"No revision has been made yet: open a dataset, ask a question and confirm the draft."</p>
+                        }.into_any(),
+                        Ok(list) => view! {
+                            <table class="data-table">
+                                <caption>"Revisions, newest first"</caption>
+                                <thead>
+                                    <tr>
+                                        <th scope="col">"Title"</th>
+                                        <th scope="col">"Status"</th>
+                                        <th scope="col">"Version"</th>
+                                        <th scope="col">"Question"</th>
+                                        <th scope="col">"Author"</th>
+                                        <th scope="col">"Created"</th>
+                                        <th scope="col">"Spec hash"</th>
+                                    </tr>
+                                </thead>
+                                <tbody>
+                                    {list.into_iter().map(|r| view! {
+                                        <tr>
+                                            <th scope="row"><a href=format!("/revisions/{}", r.id)>{r.title.clone()}</a></th>
+                                            <td><StatusBadge status=r.status /></td>
+                                            <td>{r.version}</td>
+                                            <td>{r.question.clone()}</td>
+                                            <td>{r.author.clone()}</td>
+                                            <td>{r.created_at.clone()}</td>
+                                            <td><code>{r.spec_hash.chars().take(12).collect::<String>()}</code></td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any(),
+                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+/// One revision's page.
+#[component]
+pub fn RevisionPage() -> impl IntoView {
+    let params = use_params_map();
+    let detail = Resource::new(
+        move || params.read().get("id").unwrap_or_default(),
+        get_revision,
+    );
+    view! {
+        <Suspense fallback=|| view! { <p role="status">"Loading the revision…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(found) => view! { <RevisionView detail=found on_finished=move || detail.refetch() /> }.into_any(),
+                    Err(error) => view! {
+                        <Title text="Revision" />
+                        <section class="section">
+                            <h1>"Revision"</h1>
+                            <p class="form-error" role="alert">{error.to_string()}</p>
+                        </section>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn number(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_owned(), |v| format!("{v:.4}"))
+}
+
+/// Follows the run's status through server-sent events (with wasm) and calls `on_finished`
+/// when a moving status settles.
+fn follow_status(id: String, status: RwSignal<RunStatus>, on_finished: impl Fn() + 'static) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::{closure::Closure, JsCast};
+        let Ok(source) = web_sys::EventSource::new(&format!("/api/revisions/{id}/events")) else {
+            return;
+        };
+        let on_status = {
+            let source = source.clone();
+            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+                let Some(text) = event.data().as_string() else {
+                    return;
+                };
+                let Ok(next) = serde_json::from_str::<RunStatus>(&text) else {
+                    return;
+                };
+                let was_moving = status.get_untracked().is_moving();
+                let settled = !next.is_moving();
+                status.set(next);
+                if settled {
+                    source.close();
+                    if was_moving {
+                        on_finished();
+                    }
+                }
+            })
+        };
+        let _ =
+            source.add_event_listener_with_callback("status", on_status.as_ref().unchecked_ref());
+        // The stream closes itself once the status settles. (Not on the effect's cleanup: the
+        // effect re-runs with every status it receives.)
+        on_status.forget();
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (id, status, on_finished);
+    }
+}
+
+#[component]
+fn RevisionView(
+    detail: RevisionDetail,
+    on_finished: impl Fn() + Send + Sync + 'static,
+) -> impl IntoView {
+    let id = detail.summary.id.clone();
+    let status = RwSignal::new(detail.run.clone());
+    let run = ServerAction::<RunRevision>::new();
+    let tries = RwSignal::new(0u32);
+    // A fresh key per attempt: the same key joins the run it started (double click), a retry
+    // after a failure uses the next one.
+    let base_key = detail.run_key.clone();
+    let key = move || format!("{base_key}-{}", tries.get());
+    {
+        let id = id.clone();
+        let on_finished = std::sync::Arc::new(on_finished);
+        // One event stream while the status moves; a new one when a run starts again.
+        Effect::new(move |following: Option<bool>| {
+            let moving = status.get().is_moving();
+            if moving && following != Some(true) {
+                let done = std::sync::Arc::clone(&on_finished);
+                follow_status(id.clone(), status, move || done());
+                return true;
+            }
+            following == Some(true) && moving
+        });
+    }
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = run.value().get() {
+            tries.update(|t| *t += 1);
+            status.set(RunStatus::Queued {
+                attempt_id: String::new(),
+                position: 1,
+            });
+        }
+    });
+    let run_error = move || {
+        run.value()
+            .get()
+            .and_then(Result::err)
+            .map(|e| e.to_string())
+    };
+    let summary = detail.summary.clone();
+    let verified = matches!(
+        summary.status,
+        RevisionStatus::Verified | RevisionStatus::Approved
+    );
+    let plot = detail
+        .artifacts
+        .iter()
+        .find(|a| a.name == "plot.png")
+        .map(|a| format!("/api/revisions/{id}/files/plot.png?h={}", a.sha256));
+    let can_run = detail.can_run;
+    let failed = matches!(detail.run, RunStatus::Failed { .. });
+    let refresh_href = format!("/revisions/{id}");
+    view! {
+        <Title text=summary.title.clone() />
+        <section class="section revision">
+            <p class="breadcrumb"><a href="/revisions">"← Revisions"</a></p>
+            <h1>{summary.title.clone()}</h1>
+            <p class="status-line">
+                <StatusBadge status=summary.status />
+                {format!(" version {} · ", summary.version)}
+                <code>{summary.id.clone()}</code>
+            </p>
+            <dl class="facts">
+                <dt>"Question"</dt><dd>{summary.question.clone()}</dd>
+                <dt>"Author"</dt><dd>{summary.author.clone()}</dd>
+                <dt>"Created"</dt><dd>{summary.created_at.clone()}</dd>
+                <dt>"Spec hash"</dt><dd><code>{summary.spec_hash.clone()}</code></dd>
+                <dt>"Dataset"</dt><dd><a href=format!("/datasets/{}", detail.dataset_hash)><code>{detail.dataset_hash.chars().take(12).collect::<String>()}</code></a></dd>
+            </dl>
+
+            <section aria-labelledby="run-heading" class="run">
+                <h2 id="run-heading">"Governed execution"</h2>
+                <p role="status" class="run-status" aria-live="polite">
+                    <strong>"Status: "</strong>{move || status.get().describe()}
+                </p>
+                <noscript>
+                    <p><a href=refresh_href.clone()>"Refresh the status"</a></p>
+                </noscript>
+                {move || run_error().map(|e| view! { <p class="form-error" role="alert">{e}</p> })}
+                {can_run.then(|| {
+                    let id = id.clone();
+                    view! {
+                        <ActionForm action=run>
+                            <input type="hidden" name="revision_id" value=id />
+                            <input type="hidden" name="idempotency_key" value=key />
+                            <button
+                                type="submit"
+                                class="primary"
+                                disabled=move || status.get().is_moving()
+                            >
+                                {move || if failed || matches!(status.get(), RunStatus::Failed { .. }) {
+                                    "Retry governed execution"
+                                } else {
+                                    "Run governed execution"
+                                }}
+                            </button>
+                        </ActionForm>
+                    }
+                })}
+            </section>
+
+            <div class="revision-plots">
+                {plot.map(|src| view! {
+                    <figure class="verified-plot">
+                        <img src=src alt=format!("Verified boxplot: {}", summary.title) width="1200" height="840" />
+                        <figcaption>"The verified plot, as R drew it (re-hashed when served)."</figcaption>
+                    </figure>
+                })}
+                {(!verified).then(|| detail.preview.clone().map(|preview| view! { <PreviewPlot preview /> }))}
+            </div>
+
+            {(!detail.statistics.is_empty()).then(|| view! {
+                <h2>"Statistics"</h2>
+                <table class="data-table statistics">
+                    <caption>"Per treatment and visit, as R reported them (and adamviz recomputed them)"</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Treatment"</th>
+                            <th scope="col">"Visit"</th>
+                            <th scope="col">"n"</th>
+                            <th scope="col">"Subjects"</th>
+                            <th scope="col">"Mean"</th>
+                            <th scope="col">"SD"</th>
+                            <th scope="col">"Median"</th>
+                            <th scope="col">"Q1"</th>
+                            <th scope="col">"Q3"</th>
+                            <th scope="col">"Min"</th>
+                            <th scope="col">"Max"</th>
+                            <th scope="col">"Low N"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {detail.statistics.iter().map(|c| view! {
+                            <tr>
+                                <td>{c.treatment.clone()}</td>
+                                <td>{c.visit.clone()}</td>
+                                <td>{c.n}</td>
+                                <td>{c.n_subjects}</td>
+                                <td>{number(c.mean)}</td>
+                                <td>{number(c.sd)}</td>
+                                <td>{number(c.median)}</td>
+                                <td>{number(c.q1)}</td>
+                                <td>{number(c.q3)}</td>
+                                <td>{number(c.min)}</td>
+                                <td>{number(c.max)}</td>
+                                <td>{if c.low_n { "yes" } else { "no" }}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            })}
+
+            {(!detail.checks.is_empty()).then(|| view! {
+                <h2 id="checks-heading">"Checks"</h2>
+                <ul class="checks" aria-labelledby="checks-heading">
+                    {detail.checks.iter().map(|c| view! {
+                        <li class=if c.passed { "check passed" } else { "check failed" }>
+                            <strong>{if c.passed { "Passed" } else { "Failed" }}</strong>
+                            " " <code>{c.name.clone()}</code>
+                            {c.reason.clone().map(|r| view! { <span>{format!(": {r}")}</span> })}
+                        </li>
+                    }).collect_view()}
+                </ul>
+            })}
+
+            <h2 id="downloads-heading">"Downloads"</h2>
+            <ul class="downloads" aria-labelledby="downloads-heading">
+                {detail.artifacts.iter().map(|a| view! {
+                    <li>
+                        <a href=format!("/api/revisions/{id}/files/{}?download", a.name) download=a.name.clone()>
+                            {format!("Download {}", a.name)}
+                        </a>
+                        {format!(" ({} bytes, SHA-256 ", a.size)}<code>{a.sha256.chars().take(12).collect::<String>()}</code>")"
+                    </li>
+                }).collect_view()}
+            </ul>
+            <p class="note">"With script.R and snapshot.csv in one directory, " <code>"Rscript script.R snapshot.csv out/"</code> " draws the same plot and statistics on your machine."</p>
+
+            <h2>"R script"</h2>
+            <pre class="script" tabindex="0" aria-label="The R script"><code>{detail.script.clone()}</code></pre>
+
+            {detail.environment.clone().map(|environment| view! {
+                <h2>"Environment"</h2>
+                <details>
+                    <summary>"R, packages and fonts the run used"</summary>
+                    <pre tabindex="0"><code>{environment}</code></pre>
+                </details>
+            })}
+
+            <h2>"Evidence records"</h2>
+            <table class="data-table evidence">
+                <caption>"Every record about this revision, in ledger order"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"#"</th>
+                        <th scope="col">"Kind"</th>
+                        <th scope="col">"What it says"</th>
+                        <th scope="col">"Record hash"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {detail.evidence.iter().map(|e| view! {
+                        <tr>
+                            <td>{e.seq}</td>
+                            <td><code>{e.kind.clone()}</code></td>
+                            <td>
+                                {e.summary.clone()}
+                                <details>
+                                    <summary>"Canonical JSON"</summary>
+                                    <pre tabindex="0"><code>{e.canonical_json.clone()}</code></pre>
+                                </details>
+                            </td>
+                            <td><code>{e.record_hash.chars().take(12).collect::<String>()}</code></td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
     }
 }

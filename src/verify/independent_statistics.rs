@@ -27,7 +27,7 @@ pub enum IndependentStatisticsError {
 }
 
 /// One record of a cell: its value (missing: `None`) and its subject.
-type CellRecord = (Option<f64>, String);
+pub type CellRecord = (Option<f64>, String);
 
 fn text_of(value: &SnapshotValue) -> Option<String> {
     match value {
@@ -46,12 +46,11 @@ fn column_of(snapshot: &Snapshot, role: &'static str) -> Result<usize, Independe
         .ok_or(IndependentStatisticsError::MissingRole { role })
 }
 
-/// The statistics of every treatment × visit cell of `spec`, treatments in spec order and
-/// visits in spec order within each.
-pub fn compute_cell_statistics(
-    spec: &PlotSpec,
+/// The records of every treatment × visit cell of `snapshot` (value and subject), keyed by
+/// treatment level and visit label.
+pub fn records_by_cell(
     snapshot: &Snapshot,
-) -> Result<Vec<CellStatistics>, IndependentStatisticsError> {
+) -> Result<HashMap<(String, String), Vec<CellRecord>>, IndependentStatisticsError> {
     let position = |role| column_of(snapshot, role);
     let (subject, treatment, visit, value) = (
         position("subject")?,
@@ -75,6 +74,16 @@ pub fn compute_cell_statistics(
             .or_default()
             .push((number, subject_id));
     }
+    Ok(by_cell)
+}
+
+/// The statistics of every treatment × visit cell of `spec`, treatments in spec order and
+/// visits in spec order within each.
+pub fn compute_cell_statistics(
+    spec: &PlotSpec,
+    snapshot: &Snapshot,
+) -> Result<Vec<CellStatistics>, IndependentStatisticsError> {
+    let by_cell = records_by_cell(snapshot)?;
     let mut cells = Vec::new();
     for level in &spec.treatment.levels {
         for visit_label in &spec.visit.visits {

@@ -30,29 +30,50 @@ pub async fn list_datasets() -> Result<Vec<DatasetSummary>, AppError> {
 /// One dataset with its profile (read from the stored bytes once, then cached).
 #[server(prefix = "/api", endpoint = "datasets/detail")]
 pub async fn get_dataset(content_hash: String) -> Result<DatasetDetail, AppError> {
-    use crate::{api::boundary::*, domain::digest::Sha256Digest, service::datasets};
+    use crate::api::boundary::*;
     boundary(async move {
         current_account().await?;
-        let context = context()?;
-        let not_found = || AppError::NotFound(format!("dataset {content_hash}"));
-        let digest = Sha256Digest::try_from(content_hash.clone()).map_err(|_| not_found())?;
-        let key = content_hash.clone();
-        let summary = with_database(&context, move |connection| {
-            datasets::dataset(connection, &key).map_err(internal)
-        })
-        .await?
-        .ok_or_else(not_found)?;
-        let (cache, objects) = (context.datasets.clone(), context.objects.clone());
-        let loaded = tokio::task::spawn_blocking(move || cache.load(&objects, &digest))
-            .await
-            .map_err(internal)?
-            .map_err(internal)?;
+        let (summary, loaded) = loaded_dataset(&context()?, &content_hash).await?;
         Ok(DatasetDetail {
             summary,
             profile: loaded.profile.clone(),
         })
     })
     .await
+}
+
+/// The dataset `content_hash` as listed and as read (table and profile, from the cache when
+/// it was read before); 404 when no dataset has that hash.
+#[cfg(feature = "ssr")]
+pub(crate) async fn loaded_dataset(
+    api: &crate::api::boundary::ApiContext,
+    content_hash: &str,
+) -> Result<
+    (
+        DatasetSummary,
+        std::sync::Arc<crate::service::datasets::LoadedDataset>,
+    ),
+    AppError,
+> {
+    use crate::{
+        api::boundary::{internal, with_database},
+        domain::digest::Sha256Digest,
+        service::datasets,
+    };
+    let not_found = || AppError::NotFound(format!("dataset {content_hash}"));
+    let digest = Sha256Digest::try_from(content_hash.to_owned()).map_err(|_| not_found())?;
+    let key = content_hash.to_owned();
+    let summary = with_database(api, move |connection| {
+        datasets::dataset(connection, &key).map_err(internal)
+    })
+    .await?
+    .ok_or_else(not_found)?;
+    let (cache, objects) = (api.datasets.clone(), api.objects.clone());
+    let loaded = tokio::task::spawn_blocking(move || cache.load(&objects, &digest))
+        .await
+        .map_err(internal)?
+        .map_err(internal)?;
+    Ok((summary, loaded))
 }
 
 /// Adds the synthetic demo dataset (an ADLB-like XPORT file generated from a fixed seed, the

@@ -244,7 +244,7 @@ pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
                         "seq": stored.seq,
                         "kind": stored.kind,
                         "record_hash": stored.record_hash,
-                        "summary": summary(&record),
+                        "summary": crate::evidence::summary::record_summary(&record),
                     })
                 })
                 .collect();
@@ -291,33 +291,5 @@ pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
-    }
-}
-
-/// A few words on what a record says, for listings.
-fn summary(record: &serde_json::Value) -> String {
-    let text = |field: &str| record[field].as_str().unwrap_or_default().to_owned();
-    let short = |field: &str| text(field).chars().take(12).collect::<String>();
-    match record["kind"].as_str().unwrap_or_default() {
-        "execution_request" => format!(
-            "script {} snapshot {}",
-            short("script_hash"),
-            short("snapshot_hash")
-        ),
-        "execution_attempt" => match record["reason"].as_str() {
-            Some(reason) => format!("{} {}: {reason}", text("event"), text("attempt_id")),
-            None => format!("{} {}", text("event"), text("attempt_id")),
-        },
-        "execution_verification" if record["passed"] == true => "passed: every check".to_owned(),
-        "execution_verification" => format!("failed: {}", record["failed"]),
-        "artifact_bundle" => format!("accepted, image {}", short("image_hash")),
-        "revision_lifecycle" => format!(
-            "{} → {} (version {})",
-            record["from_status"].as_str().unwrap_or("new"),
-            text("to_status"),
-            record["version"]
-        ),
-        "revision_context" => format!("question {:?}", text("question")),
-        _ => String::new(),
     }
 }

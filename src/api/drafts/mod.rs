@@ -1,0 +1,303 @@
+//! Drafts: a question over a dataset becomes a draft with its explanations and confirmation
+//! questions; the form's answers come back as the questions, the errors beside each control
+//! and the live preview; confirming creates the revision (the execution service's
+//! `materialize`) and opens its page.
+//!
+//! The draft page is a function of its address (`/datasets/HASH/draft?question=…&answers[…]…`),
+//! so the form also works without wasm: "Update preview" and the move buttons re-render it from
+//! the answers they send, and a refused confirmation returns to it with the errors.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    api::error::AppError,
+    domain::draft::{DraftAnswers, DraftView, FieldError, PreviewOutcome},
+};
+
+/// The draft page's address, parsed: the question, the answers (absent on the first visit:
+/// the proposals stand) and a move-up/down button pressed without wasm.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftAddress {
+    /// The question, verbatim.
+    #[serde(default)]
+    pub question: String,
+    /// The form's answers.
+    #[serde(default)]
+    pub answers: Option<DraftAnswers>,
+    /// `treatment_levels:up:VALUE` or `visits:down:VALUE`.
+    #[serde(default, rename = "move")]
+    pub move_item: Option<String>,
+}
+
+impl DraftAddress {
+    /// Parses the query part of a draft page's address (without `?`); an unreadable address is
+    /// the question alone, or nothing.
+    #[cfg(feature = "ssr")]
+    pub fn parse(query: &str) -> Self {
+        serde_qs::Config::new(5, false)
+            .deserialize_str(query)
+            .unwrap_or_else(|_| {
+                let question = query
+                    .split('&')
+                    .find_map(|p| p.strip_prefix("question="))
+                    .map(|q| q.replace('+', " "))
+                    .unwrap_or_default();
+                Self {
+                    question: percent_decode(&question),
+                    ..Self::default()
+                }
+            })
+    }
+
+    /// The address of the draft page of `content_hash` with these answers.
+    #[cfg(feature = "ssr")]
+    pub fn href(&self, content_hash: &str) -> String {
+        let query = serde_qs::to_string(self).unwrap_or_default();
+        format!("/datasets/{content_hash}/draft?{query}")
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(byte) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Moves `value` of list `id` one place up or down (`id:up:VALUE`), as a move button pressed
+/// without wasm asks.
+pub fn apply_move(answers: &mut DraftAnswers, instruction: &str) {
+    let mut parts = instruction.splitn(3, ':');
+    let (Some(id), Some(direction), Some(value)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return;
+    };
+    let list = match id {
+        "treatment_levels" => &mut answers.treatment_levels,
+        "visits" => &mut answers.visits,
+        _ => return,
+    };
+    move_in(list, value, direction == "up");
+}
+
+/// Moves `value` in `list` one place towards the front (`up`) or the back.
+pub fn move_in(list: &mut [String], value: &str, up: bool) {
+    let Some(at) = list.iter().position(|item| item == value) else {
+        return;
+    };
+    if up && at > 0 {
+        list.swap(at, at - 1);
+    } else if !up && at + 1 < list.len() {
+        list.swap(at, at + 1);
+    }
+}
+
+/// What confirming did: the new revision, or the errors beside the controls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConfirmOutcome {
+    /// The revision made (its page is opened).
+    Created {
+        /// `rev-…`.
+        revision_id: String,
+    },
+    /// Refused; nothing was made.
+    Refused {
+        /// Per question.
+        errors: Vec<FieldError>,
+    },
+}
+
+/// The draft page: the question's draft with the answers of its address applied.
+#[server(prefix = "/api", endpoint = "drafts/load")]
+pub async fn load_draft(content_hash: String, query: String) -> Result<DraftView, AppError> {
+    use crate::{api::boundary::*, api::datasets::loaded_dataset, service::drafts};
+    boundary(async move {
+        current_account().await?;
+        let context = context()?;
+        let address = DraftAddress::parse(&query);
+        if address.question.trim().is_empty() {
+            return Err(AppError::invalid(
+                "question",
+                "ask a question first, e.g. \"ALT over time by arm\"",
+            ));
+        }
+        let mut answers = address.answers.clone();
+        if let (Some(answers), Some(instruction)) = (answers.as_mut(), &address.move_item) {
+            apply_move(answers, instruction);
+        }
+        let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
+        let digest = summary_digest(&summary)?;
+        tokio::task::spawn_blocking(move || {
+            let answered = drafts::answer_draft(
+                &address.question,
+                &loaded.profile,
+                &loaded.table,
+                digest,
+                answers.as_ref(),
+            )
+            .map_err(|e| AppError::invalid("question", e.to_string()))?;
+            let preview = answered
+                .confirmed
+                .as_ref()
+                .map(|spec| drafts::preview(spec, &loaded.table))
+                .transpose()
+                .map_err(internal)?;
+            Ok(DraftView {
+                filter_columns: drafts::filter_columns(&answered.questions, &loaded.profile),
+                dataset: summary,
+                question: address.question,
+                matches: answered.matches,
+                questions: answered.questions,
+                answers: answered.answers,
+                errors: answered.errors,
+                preview,
+            })
+        })
+        .await
+        .map_err(internal)?
+    })
+    .await
+}
+
+#[cfg(feature = "ssr")]
+fn summary_digest(
+    summary: &crate::domain::dataset::DatasetSummary,
+) -> Result<crate::domain::digest::Sha256Digest, AppError> {
+    crate::domain::digest::Sha256Digest::try_from(summary.content_hash.clone())
+        .map_err(crate::api::boundary::internal)
+}
+
+/// The questions, errors and preview for changed answers (the page calls it as they change).
+#[server(prefix = "/api", endpoint = "drafts/preview")]
+pub async fn preview_draft(
+    content_hash: String,
+    question: String,
+    answers: DraftAnswers,
+) -> Result<PreviewOutcome, AppError> {
+    use crate::{api::boundary::*, api::datasets::loaded_dataset};
+    boundary(async move {
+        current_account().await?;
+        let context = context()?;
+        let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
+        let digest = summary_digest(&summary)?;
+        tokio::task::spawn_blocking(move || {
+            preview_outcome(&question, &loaded.profile, &loaded.table, digest, &answers)
+        })
+        .await
+        .map_err(internal)?
+    })
+    .await
+}
+
+/// [`preview_draft`] as a plain function (the benchmark calls it).
+#[cfg(feature = "ssr")]
+pub fn preview_outcome(
+    question: &str,
+    profile: &crate::domain::profile::DatasetProfile,
+    table: &crate::ingest::table::Table,
+    digest: crate::domain::digest::Sha256Digest,
+    answers: &DraftAnswers,
+) -> Result<PreviewOutcome, AppError> {
+    use crate::{api::boundary::internal, service::drafts};
+    let answered = drafts::answer_draft(question, profile, table, digest, Some(answers))
+        .map_err(|e| AppError::invalid("question", e.to_string()))?;
+    let preview = answered
+        .confirmed
+        .as_ref()
+        .map(|spec| drafts::preview(spec, table))
+        .transpose()
+        .map_err(internal)?;
+    Ok(PreviewOutcome {
+        questions: answered.questions,
+        answers: answered.answers,
+        errors: answered.errors,
+        preview,
+    })
+}
+
+/// Confirms the answers and creates the revision (authors). A refusal names each problem beside
+/// its control; a plain form post (no wasm) is sent back to the draft page with its answers.
+#[server(prefix = "/api", endpoint = "drafts/confirm")]
+pub async fn confirm_draft(
+    content_hash: String,
+    question: String,
+    answers: DraftAnswers,
+) -> Result<ConfirmOutcome, AppError> {
+    use std::sync::Arc;
+
+    use crate::{
+        api::boundary::*,
+        api::datasets::loaded_dataset,
+        domain::account::Role,
+        evidence::actor::Actor,
+        service::{drafts, execution::UploadInfo},
+    };
+    boundary(async move {
+        let account = require(&[Role::Author]).await?;
+        let context = context()?;
+        let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
+        let digest = summary_digest(&summary)?;
+        let answered = {
+            let (loaded, question, answers) =
+                (Arc::clone(&loaded), question.clone(), answers.clone());
+            tokio::task::spawn_blocking(move || {
+                drafts::answer_draft(
+                    &question,
+                    &loaded.profile,
+                    &loaded.table,
+                    digest,
+                    Some(&answers),
+                )
+            })
+            .await
+            .map_err(internal)?
+            .map_err(|e| AppError::invalid("question", e.to_string()))?
+        };
+        let Some(spec) = answered.confirmed else {
+            if accepts_html() {
+                let back = DraftAddress {
+                    question,
+                    answers: Some(answers),
+                    move_item: None,
+                };
+                leptos_axum::redirect(&back.href(&content_hash));
+            }
+            return Ok(ConfirmOutcome::Refused {
+                errors: answered.errors,
+            });
+        };
+        let upload = UploadInfo {
+            content_hash: digest,
+            classification: summary.classification.clone(),
+            file_name: summary.file_name.clone(),
+            size: summary.size,
+        };
+        let made = context
+            .execution
+            .materialize(
+                &spec,
+                Arc::clone(&loaded.table),
+                &upload,
+                &Actor::web(&account),
+            )
+            .await
+            .map_err(internal)?;
+        let revision_id = made.revision.id.to_string();
+        leptos_axum::redirect(&format!("/revisions/{revision_id}"));
+        Ok(ConfirmOutcome::Created { revision_id })
+    })
+    .await
+}

@@ -1,0 +1,102 @@
+//! `GET /api/revisions/{id}/events` (logged in): the run status as server-sent events, one
+//! `status` event (a `RunStatus` as JSON) whenever it changes, checked twice a second, ending
+//! once the status can no longer change by itself (Verified, failed, not run).
+
+use std::{convert::Infallible, time::Duration};
+
+use axum::{
+    extract::{Path, State},
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+};
+use tower_sessions::Session;
+
+use crate::{
+    api::{
+        boundary::{internal, signed_in, ApiContext},
+        error::AppError,
+    },
+    domain::{ids::RevisionId, revision::RunStatus},
+    service::runs::{on_database, run_status},
+    store::repository::get_revision,
+};
+
+/// How often the stream looks at the status.
+const POLL: Duration = Duration::from_millis(500);
+
+/// The status of `revision` now; `None` when there is no such revision.
+pub async fn status_of(
+    context: &ApiContext,
+    revision: &RevisionId,
+) -> Result<Option<RunStatus>, AppError> {
+    let id = revision.clone();
+    let found = on_database(&context.database, move |connection| {
+        get_revision(connection, &id).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(internal)?;
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    run_status(&context.database, &context.runs, &found)
+        .await
+        .map(Some)
+        .map_err(internal)
+}
+
+fn refuse(error: AppError) -> Response {
+    let status = axum::http::StatusCode::from_u16(error.status())
+        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    (status, error.to_string()).into_response()
+}
+
+/// The handler.
+pub async fn status_events(
+    State(context): State<ApiContext>,
+    session: Session,
+    Path(id): Path<String>,
+) -> Response {
+    if let Err(error) = signed_in(&session, &context).await {
+        return refuse(error);
+    }
+    let Ok(revision) = RevisionId::parse(&id) else {
+        return refuse(AppError::NotFound(format!("revision {id}")));
+    };
+    match status_of(&context, &revision).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return refuse(AppError::NotFound(format!("revision {id}"))),
+        Err(error) => return refuse(error),
+    }
+    // State: the last status sent, and whether the stream is over.
+    let stream = futures::stream::unfold(
+        (context, revision, None::<RunStatus>, false),
+        |(context, revision, last, done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                let status = match status_of(&context, &revision).await {
+                    Ok(Some(status)) => status,
+                    _ => return None,
+                };
+                if last.as_ref() != Some(&status) {
+                    let finished = !status.is_moving();
+                    let event = Event::default()
+                        .event("status")
+                        .json_data(&status)
+                        .unwrap_or_else(|_| Event::default().event("status"));
+                    return Some((
+                        Ok::<_, Infallible>(event),
+                        (context, revision, Some(status), finished),
+                    ));
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        },
+    );
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}

@@ -1,0 +1,30 @@
+//! One line on what an evidence record says, for listings (the CLI's `revisions show`, the
+//! revision page).
+
+/// A few words on what a record says, for listings.
+pub fn record_summary(record: &serde_json::Value) -> String {
+    let text = |field: &str| record[field].as_str().unwrap_or_default().to_owned();
+    let short = |field: &str| text(field).chars().take(12).collect::<String>();
+    match record["kind"].as_str().unwrap_or_default() {
+        "execution_request" => format!(
+            "script {} snapshot {}",
+            short("script_hash"),
+            short("snapshot_hash")
+        ),
+        "execution_attempt" => match record["reason"].as_str() {
+            Some(reason) => format!("{} {}: {reason}", text("event"), text("attempt_id")),
+            None => format!("{} {}", text("event"), text("attempt_id")),
+        },
+        "execution_verification" if record["passed"] == true => "passed: every check".to_owned(),
+        "execution_verification" => format!("failed: {}", record["failed"]),
+        "artifact_bundle" => format!("accepted, image {}", short("image_hash")),
+        "revision_lifecycle" => format!(
+            "{} → {} (version {})",
+            record["from_status"].as_str().unwrap_or("new"),
+            text("to_status"),
+            record["version"]
+        ),
+        "revision_context" => format!("question {:?}", text("question")),
+        _ => String::new(),
+    }
+}

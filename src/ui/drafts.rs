@@ -1,0 +1,825 @@
+//! The draft page: the question's draft with the matcher's explanations, every confirmation
+//! question as a form control that fits it, each error beside its control, the live preview,
+//! and Confirm, which creates the revision and opens its page.
+//!
+//! With wasm, answers live in signals: each change asks the server for the questions, errors
+//! and preview anew. Without it, the page is a function of its address: "Update preview" and
+//! the move buttons send the form to this page (GET) and Confirm posts it.
+
+use std::collections::BTreeMap;
+
+use leptos::{form::ActionForm, prelude::*};
+use leptos_meta::Title;
+use leptos_router::hooks::{use_location, use_params_map};
+
+use super::{auth::use_account, preview::PreviewPlot};
+use crate::{
+    api::drafts::{load_draft, preview_draft, ConfirmDraft, ConfirmOutcome},
+    domain::{
+        account::Role,
+        confirmation::{AllowedAnswers, ConfirmationQuestion},
+        draft::{errors_about, DraftAnswers, DraftView, FieldError, FilterColumn, Preview},
+    },
+};
+
+/// The draft page.
+#[component]
+pub fn DraftPage() -> impl IntoView {
+    let params = use_params_map();
+    let location = use_location();
+    let draft = Resource::new(
+        move || {
+            (
+                params.read().get("content_hash").unwrap_or_default(),
+                location.search.get(),
+            )
+        },
+        |(hash, search)| load_draft(hash, search.trim_start_matches('?').to_owned()),
+    );
+    view! {
+        <Suspense fallback=|| view! { <p role="status">"Drafting the plot…"</p> }>
+            {move || Suspend::new(async move {
+                match draft.await {
+                    Ok(view) => view! { <DraftEditor view /> }.into_any(),
+                    Err(error) => view! {
+                        <Title text="Draft" />
+                        <section class="section">
+                            <h1>"Draft"</h1>
+                            <p class="form-error" role="alert">{error.to_string()}</p>
+                            <p><a href="/datasets">"Back to the datasets"</a></p>
+                        </section>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// Items of an ordered question: the kept ones in their order, then the others.
+fn ordered_items(kept: &[String], all: &[String]) -> Vec<(String, bool)> {
+    let mut items: Vec<(String, bool)> = kept.iter().map(|k| (k.clone(), true)).collect();
+    items.extend(
+        all.iter()
+            .filter(|item| !kept.contains(item))
+            .map(|item| (item.clone(), false)),
+    );
+    items
+}
+
+fn items_of(questions: &[ConfirmationQuestion], id: &str) -> Vec<String> {
+    questions
+        .iter()
+        .find(|q| q.id == id)
+        .and_then(|q| match &q.allowed {
+            AllowedAnswers::OrderedSubsetOf { items } => Some(items.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The form's answers as signals.
+#[derive(Clone, Copy)]
+struct AnswerSignals {
+    parameter: RwSignal<String>,
+    filters: RwSignal<BTreeMap<String, Vec<String>>>,
+    treatment_variable: RwSignal<String>,
+    levels: RwSignal<Vec<(String, bool)>>,
+    levels_of: RwSignal<String>,
+    value_variable: RwSignal<String>,
+    visit_variable: RwSignal<String>,
+    visits: RwSignal<Vec<(String, bool)>>,
+    visits_of: RwSignal<String>,
+    records: RwSignal<String>,
+    y_scale: RwSignal<String>,
+    unit: RwSignal<String>,
+    unit_touched: RwSignal<bool>,
+    threshold: RwSignal<String>,
+    action: RwSignal<String>,
+    title: RwSignal<String>,
+    title_touched: RwSignal<bool>,
+}
+
+impl AnswerSignals {
+    fn new(answers: &DraftAnswers, questions: &[ConfirmationQuestion]) -> Self {
+        let text = |value: &Option<String>| RwSignal::new(value.clone().unwrap_or_default());
+        Self {
+            parameter: text(&answers.parameter),
+            filters: RwSignal::new(answers.filters.clone()),
+            treatment_variable: text(&answers.treatment_variable),
+            levels: RwSignal::new(ordered_items(
+                &answers.treatment_levels,
+                &items_of(questions, "treatment_levels"),
+            )),
+            levels_of: text(&answers.levels_of),
+            value_variable: text(&answers.value_variable),
+            visit_variable: text(&answers.visit_variable),
+            visits: RwSignal::new(ordered_items(
+                &answers.visits,
+                &items_of(questions, "visits"),
+            )),
+            visits_of: text(&answers.visits_of),
+            records: text(&answers.records_per_subject_visit),
+            y_scale: text(&answers.y_scale),
+            unit: text(&answers.unit),
+            unit_touched: RwSignal::new(false),
+            threshold: text(&answers.low_n_threshold),
+            action: text(&answers.low_n_action),
+            title: text(&answers.title),
+            title_touched: RwSignal::new(false),
+        }
+    }
+
+    /// The answers to send. A unit or title the user has not touched is left to the server,
+    /// so one derived from the parameter follows a new parameter.
+    fn answers(&self) -> DraftAnswers {
+        let kept = |list: RwSignal<Vec<(String, bool)>>| {
+            list.get()
+                .into_iter()
+                .filter(|(_, keep)| *keep)
+                .map(|(item, _)| item)
+                .collect()
+        };
+        let some = |s: RwSignal<String>| Some(s.get()).filter(|v| !v.is_empty());
+        DraftAnswers {
+            parameter: some(self.parameter),
+            filters: self.filters.get(),
+            treatment_variable: some(self.treatment_variable),
+            treatment_levels: kept(self.levels),
+            levels_of: some(self.levels_of),
+            value_variable: some(self.value_variable),
+            visit_variable: some(self.visit_variable),
+            visits: kept(self.visits),
+            visits_of: some(self.visits_of),
+            records_per_subject_visit: some(self.records),
+            y_scale: some(self.y_scale),
+            unit: if self.unit_touched.get() {
+                some(self.unit)
+            } else {
+                None
+            },
+            low_n_threshold: some(self.threshold),
+            low_n_action: some(self.action),
+            title: if self.title_touched.get() {
+                some(self.title)
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Takes what the server settled that the user did not choose here: lists reset for a new
+    /// variable, a newly asked record question's proposal, a derived unit or title.
+    fn follow(&self, settled: &DraftAnswers, questions: &[ConfirmationQuestion]) {
+        let set = |signal: RwSignal<String>, value: &Option<String>| {
+            let value = value.clone().unwrap_or_default();
+            if signal.get_untracked() != value {
+                signal.set(value);
+            }
+        };
+        if settled.levels_of.clone().unwrap_or_default() != self.levels_of.get_untracked() {
+            self.levels.set(ordered_items(
+                &settled.treatment_levels,
+                &items_of(questions, "treatment_levels"),
+            ));
+            set(self.levels_of, &settled.levels_of);
+        }
+        if settled.visits_of.clone().unwrap_or_default() != self.visits_of.get_untracked() {
+            self.visits.set(ordered_items(
+                &settled.visits,
+                &items_of(questions, "visits"),
+            ));
+            set(self.visits_of, &settled.visits_of);
+        }
+        set(self.records, &settled.records_per_subject_visit);
+        if !self.unit_touched.get_untracked() {
+            set(self.unit, &settled.unit);
+        }
+        if !self.title_touched.get_untracked() {
+            set(self.title, &settled.title);
+        }
+    }
+}
+
+#[component]
+fn DraftEditor(view: DraftView) -> impl IntoView {
+    let hash = view.dataset.content_hash.clone();
+    let question = view.question.clone();
+    let signals = AnswerSignals::new(&view.answers, &view.questions);
+    let questions = RwSignal::new(view.questions.clone());
+    let errors = RwSignal::new(view.errors.clone());
+    let preview = RwSignal::new(view.preview.clone());
+    let updating = RwSignal::new(false);
+    let sequence = StoredValue::new(0u64);
+    let refresh = {
+        let (hash, question) = (hash.clone(), question.clone());
+        move |answers: DraftAnswers| {
+            let (hash, question) = (hash.clone(), question.clone());
+            let ticket = sequence.get_value() + 1;
+            sequence.set_value(ticket);
+            updating.set(true);
+            leptos::task::spawn_local(async move {
+                let outcome = preview_draft(hash, question, answers).await;
+                // A later change has asked again: this answer is stale.
+                if sequence.get_value() != ticket {
+                    return;
+                }
+                updating.set(false);
+                match outcome {
+                    Ok(outcome) => {
+                        signals.follow(&outcome.answers, &outcome.questions);
+                        questions.set(outcome.questions);
+                        errors.set(outcome.errors);
+                        preview.set(outcome.preview);
+                    }
+                    Err(error) => errors.set(vec![FieldError {
+                        question: "general".to_owned(),
+                        message: error.to_string(),
+                    }]),
+                }
+            });
+        }
+    };
+    let answers = Memo::new(move |_| signals.answers());
+    {
+        let refresh = refresh.clone();
+        Effect::watch(
+            move || answers.get(),
+            move |answers, _, _| refresh(answers.clone()),
+            false,
+        );
+    }
+    let confirm = ServerAction::<ConfirmDraft>::new();
+    Effect::new(move |_| {
+        if let Some(result) = confirm.value().get() {
+            match result {
+                Ok(ConfirmOutcome::Refused { errors: refused }) => errors.set(refused),
+                Ok(ConfirmOutcome::Created { .. }) => {}
+                Err(error) => errors.set(vec![FieldError {
+                    question: "general".to_owned(),
+                    message: error.to_string(),
+                }]),
+            }
+        }
+    });
+    let account = use_account();
+    let draft_href = format!("/datasets/{hash}/draft");
+    let context = FormContext {
+        signals,
+        errors,
+        draft_href: StoredValue::new(draft_href.clone()),
+    };
+    let filter_columns = view.filter_columns.clone();
+    let dataset_href = format!("/datasets/{hash}");
+    view! {
+        <Title text=format!("Draft: {}", view.question) />
+        <section class="section draft">
+            <p class="breadcrumb"><a href=dataset_href>{format!("← {}", view.dataset.file_name)}</a></p>
+            <h1>"Draft: " {view.question.clone()}</h1>
+            <details class="explanations" open>
+                <summary>"What the question matched"</summary>
+                <dl class="matches">
+                    {view.matches.iter().map(|note| view! {
+                        <dt><code>{note.field.clone()}</code>" → " {note.chosen.clone()}</dt>
+                        <dd>
+                            {(!note.words.is_empty()).then(|| view! {
+                                <span class="words">{format!("words: {} — ", note.words.join(", "))}</span>
+                            })}
+                            {note.why.clone()}
+                        </dd>
+                    }).collect_view()}
+                </dl>
+            </details>
+            <div class="draft-layout">
+                <ActionForm action=confirm attr:class="confirm-form" attr:aria-label="Confirmation questions">
+                    <input type="hidden" name="content_hash" value=hash.clone() />
+                    <input type="hidden" name="question" value=question.clone() />
+                    <input type="hidden" name="answers[levels_of]" value=move || signals.levels_of.get() />
+                    <input type="hidden" name="answers[visits_of]" value=move || signals.visits_of.get() />
+                    {move || {
+                        let general = errors_about(&errors.get(), "general");
+                        (!general.is_empty()).then(|| view! {
+                            <div class="form-error" role="alert">
+                                {general.into_iter().map(|m| view! { <p>{m}</p> }).collect_view()}
+                            </div>
+                        })
+                    }}
+                    <For
+                        each=move || questions.get()
+                        key=|q| (q.id.clone(), serde_json::to_string(&q.allowed).unwrap_or_default())
+                        let:q
+                    >
+                        <QuestionControl q context filter_columns=filter_columns.clone() />
+                    </For>
+                    <div class="form-actions">
+                        <button
+                            type="submit"
+                            formmethod="get"
+                            formaction=draft_href.clone()
+                            on:click={
+                                let refresh = refresh.clone();
+                                move |ev| {
+                                    ev.prevent_default();
+                                    refresh(signals.answers());
+                                }
+                            }
+                        >
+                            "Update preview"
+                        </button>
+                        <Transition fallback=|| ()>
+                            {move || Suspend::new(async move {
+                                let author = account.await.is_some_and(|a| a.has(Role::Author));
+                                if author {
+                                    view! { <button type="submit" class="primary">"Confirm and create the revision"</button> }.into_any()
+                                } else {
+                                    view! { <p class="note">"Only an author can confirm a draft; your account can read it."</p> }.into_any()
+                                }
+                            })}
+                        </Transition>
+                    </div>
+                </ActionForm>
+                <section class="preview-pane" aria-labelledby="preview-heading" aria-busy=move || updating.get().to_string()>
+                    <h2 id="preview-heading">"Preview"</h2>
+                    <p role="status" class="preview-status">
+                        {move || if updating.get() { "Updating the preview…" } else { "" }}
+                    </p>
+                    {move || match preview.get() {
+                        Some(preview) => view! { <PreviewPlot preview /> }.into_any(),
+                        None => view! {
+                            <p class="note">"No preview until every question has a valid answer: see the messages beside the questions."</p>
+                        }.into_any(),
+                    }}
+                    {move || preview.get().map(|p| view! { <PreviewTable preview=p /> })}
+                </section>
+            </div>
+        </section>
+    }
+}
+
+/// What every control needs.
+#[derive(Clone, Copy)]
+struct FormContext {
+    signals: AnswerSignals,
+    errors: RwSignal<Vec<FieldError>>,
+    draft_href: StoredValue<String>,
+}
+
+/// The messages about `id`, beside its control.
+#[component]
+fn FieldErrors(id: String, errors: RwSignal<Vec<FieldError>>) -> impl IntoView {
+    let element_id = format!("error-{id}");
+    view! {
+        <div id=element_id class="field-errors" aria-live="polite">
+            {move || errors_about(&errors.get(), &id)
+                .into_iter()
+                .map(|message| view! { <p class="form-error" role="alert">{message}</p> })
+                .collect_view()}
+        </div>
+    }
+}
+
+fn signal_for(signals: &AnswerSignals, id: &str) -> Option<RwSignal<String>> {
+    Some(match id {
+        "parameter" => signals.parameter,
+        "treatment_variable" => signals.treatment_variable,
+        "value_variable" => signals.value_variable,
+        "visit_variable" => signals.visit_variable,
+        "records_per_subject_visit" => signals.records,
+        "y_scale" => signals.y_scale,
+        "unit" => signals.unit,
+        "low_n_threshold" => signals.threshold,
+        "low_n_action" => signals.action,
+        "title" => signals.title,
+        _ => return None,
+    })
+}
+
+/// One question with the control that fits it.
+#[component]
+fn QuestionControl(
+    q: ConfirmationQuestion,
+    context: FormContext,
+    filter_columns: Vec<FilterColumn>,
+) -> impl IntoView {
+    let id = q.id.clone();
+    let control_id = format!("answer-{id}");
+    let name = format!("answers[{id}]");
+    let errors = context.errors;
+    let signals = context.signals;
+    let why = q.why.clone();
+    let unavailable = (!q.unavailable.is_empty()).then(|| {
+        view! {
+            <details class="unavailable">
+                <summary>{format!("{} not available", q.unavailable.len())}</summary>
+                <ul>
+                    {q.unavailable.iter().map(|u| view! { <li><code>{u.choice.clone()}</code>": " {u.reason.clone()}</li> }).collect_view()}
+                </ul>
+            </details>
+        }
+    });
+    let open = q.proposed.is_none();
+    let body = match (id.as_str(), q.allowed.clone()) {
+        ("filters", _) => view! {
+            <fieldset class="question" aria-describedby=format!("error-{id}")>
+                <legend>{q.question.clone()}</legend>
+                <p class="why">{why}</p>
+                {filter_columns.into_iter().map(|column| view! { <FilterControl column signals /> }).collect_view()}
+                <FieldErrors id=id.clone() errors />
+            </fieldset>
+        }.into_any(),
+        ("treatment_levels" | "visits", _) => {
+            let list = if id == "visits" { signals.visits } else { signals.levels };
+            view! {
+                <fieldset class="question" aria-describedby=format!("error-{id}")>
+                    <legend>{q.question.clone()}</legend>
+                    <p class="why">{why}</p>
+                    <OrderedList id=id.clone() list draft_href=context.draft_href />
+                    <FieldErrors id=id.clone() errors />
+                </fieldset>
+            }.into_any()
+        }
+        (_, AllowedAnswers::RecordChoice { options }) => {
+            let signal = signals.records;
+            view! {
+                <fieldset class="question" aria-describedby=format!("error-{id}")>
+                    <legend>{q.question.clone()}{open.then_some(" (needs an answer)")}</legend>
+                    <p class="why">{why}</p>
+                    {options.into_iter().enumerate().map(|(index, option)| {
+                        let option_id = format!("{control_id}-{index}");
+                        let answer = option.answer.clone();
+                        let checked = signal.get_untracked() == answer;
+                        view! {
+                            <div class="choice">
+                                <input
+                                    type="radio"
+                                    id=option_id.clone()
+                                    name=name.clone()
+                                    value=answer.clone()
+                                    checked=checked
+                                    prop:checked={
+                                        let answer = answer.clone();
+                                        move || signal.get() == answer
+                                    }
+                                    on:change={
+                                        let answer = answer.clone();
+                                        move |_| signal.set(answer.clone())
+                                    }
+                                />
+                                <label for=option_id>
+                                    <code>{option.answer.clone()}</code>" — " {option.description.clone()}
+                                </label>
+                            </div>
+                        }
+                    }).collect_view()}
+                    <FieldErrors id=id.clone() errors />
+                </fieldset>
+            }.into_any()
+        }
+        ("y_scale", _) => {
+            let signal = signals.y_scale;
+            let options = [
+                ("fixed", "Fixed: one y axis shared by every panel (governed)"),
+                ("free", "Free: each panel its own y axis (Experimental/Draft, never executed)"),
+            ];
+            view! {
+                <fieldset class="question" aria-describedby=format!("error-{id}")>
+                    <legend>{q.question.clone()}</legend>
+                    <p class="why">{why}</p>
+                    {options.into_iter().map(|(value, label)| {
+                        let option_id = format!("{control_id}-{value}");
+                        view! {
+                            <div class="choice">
+                                <input
+                                    type="radio"
+                                    id=option_id.clone()
+                                    name=name.clone()
+                                    value=value
+                                    checked=signal.get_untracked() == value
+                                    prop:checked=move || signal.get() == value
+                                    on:change=move |_| signal.set(value.to_owned())
+                                />
+                                <label for=option_id>{label}</label>
+                            </div>
+                        }
+                    }).collect_view()}
+                    <FieldErrors id=id.clone() errors />
+                </fieldset>
+            }.into_any()
+        }
+        ("low_n_threshold", _) => {
+            let signal = signals.threshold;
+            view! {
+                <div class="question">
+                    <label for=control_id.clone()>{q.question.clone()}</label>
+                    <p class="why">{why}</p>
+                    <input
+                        type="number"
+                        id=control_id.clone()
+                        name=name.clone()
+                        min="1"
+                        max="1000"
+                        step="1"
+                        value=signal.get_untracked()
+                        prop:value=move || signal.get()
+                        on:input=move |ev| signal.set(event_target_value(&ev))
+                        aria-describedby=format!("error-{id}")
+                    />
+                    <FieldErrors id=id.clone() errors />
+                </div>
+            }.into_any()
+        }
+        ("title", _) | (_, AllowedAnswers::Text) => {
+            let signal = signal_for(&signals, &id).unwrap_or(signals.title);
+            let touched = if id == "unit" { signals.unit_touched } else { signals.title_touched };
+            view! {
+                <div class="question">
+                    <label for=control_id.clone()>{q.question.clone()}</label>
+                    <p class="why">{why}</p>
+                    <input
+                        type="text"
+                        id=control_id.clone()
+                        name=name.clone()
+                        value=signal.get_untracked()
+                        prop:value=move || signal.get()
+                        on:change=move |ev| {
+                            touched.set(true);
+                            signal.set(event_target_value(&ev));
+                        }
+                        aria-describedby=format!("error-{id}")
+                    />
+                    <FieldErrors id=id.clone() errors />
+                </div>
+            }.into_any()
+        }
+        (_, AllowedAnswers::OneOf { choices }) => {
+            let signal = signal_for(&signals, &id).unwrap_or(signals.parameter);
+            let mut choices = choices;
+            if id == "unit" && !choices.iter().any(|c| c == "none") {
+                choices.push("none".to_owned());
+            }
+            let unit = id == "unit";
+            view! {
+                <div class="question">
+                    <label for=control_id.clone()>{q.question.clone()}{open.then_some(" (needs an answer)")}</label>
+                    <p class="why">{why}</p>
+                    <select
+                        id=control_id.clone()
+                        name=name.clone()
+                        on:change=move |ev| {
+                            if unit {
+                                signals.unit_touched.set(true);
+                            }
+                            signal.set(event_target_value(&ev));
+                        }
+                        prop:value=move || signal.get()
+                        aria-describedby=format!("error-{id}")
+                    >
+                        {open.then(|| view! { <option value="" selected=signal.get_untracked().is_empty()>"— choose —"</option> })}
+                        {choices.into_iter().map(|choice| {
+                            let selected = signal.get_untracked() == choice;
+                            view! { <option value=choice.clone() selected=selected>{choice.clone()}</option> }
+                        }).collect_view()}
+                    </select>
+                    {unavailable}
+                    <FieldErrors id=id.clone() errors />
+                </div>
+            }.into_any()
+        }
+        _ => view! {
+            <div class="question">
+                <p>{q.question.clone()}</p>
+                <FieldErrors id=id.clone() errors />
+            </div>
+        }.into_any(),
+    };
+    body
+}
+
+/// The values of one flag column as checkboxes: the records kept have one of the checked values.
+#[component]
+fn FilterControl(column: FilterColumn, signals: AnswerSignals) -> impl IntoView {
+    let FilterColumn {
+        column: name,
+        label,
+        values,
+    } = column;
+    let legend = match &label {
+        Some(label) => format!("{name} ({label}): keep records whose value is"),
+        None => format!("{name}: keep records whose value is"),
+    };
+    view! {
+        <fieldset class="filter">
+            <legend>{legend}</legend>
+            {values.into_iter().enumerate().map(|(index, value)| {
+                let input_id = format!("filter-{name}-{index}");
+                let column = name.clone();
+                let shown = if value.is_empty() { "(blank)".to_owned() } else { value.clone() };
+                let is_kept = {
+                    let (column, value) = (column.clone(), value.clone());
+                    move || signals.filters.with(|f| f.get(&column).is_some_and(|v| v.contains(&value)))
+                };
+                let initially = is_kept();
+                view! {
+                    <span class="choice inline">
+                        <input
+                            type="checkbox"
+                            id=input_id.clone()
+                            name=format!("answers[filters][{name}][]")
+                            value=value.clone()
+                            checked=initially
+                            prop:checked=is_kept
+                            on:change=move |ev| {
+                                let on = event_target_checked(&ev);
+                                signals.filters.update(|filters| {
+                                    let kept = filters.entry(column.clone()).or_default();
+                                    kept.retain(|v| v != &value);
+                                    if on {
+                                        kept.push(value.clone());
+                                    }
+                                    if kept.is_empty() {
+                                        filters.remove(&column);
+                                    }
+                                });
+                            }
+                        />
+                        <label for=input_id>{format!("{name} = {shown}")}</label>
+                    </span>
+                }
+            }).collect_view()}
+        </fieldset>
+    }
+}
+
+/// An ordered list with a keep checkbox and move up/down buttons per item. Without wasm the
+/// buttons send the form to the draft page, which applies the move.
+#[component]
+fn OrderedList(
+    id: String,
+    list: RwSignal<Vec<(String, bool)>>,
+    draft_href: StoredValue<String>,
+) -> impl IntoView {
+    let items = move || {
+        list.get()
+            .into_iter()
+            .map(|(item, _)| item)
+            .collect::<Vec<_>>()
+    };
+    view! {
+        <ol class="ordered-list">
+            <For each=items key=|item| item.clone() let:item>
+                <OrderedItem id=id.clone() item list draft_href />
+            </For>
+        </ol>
+    }
+}
+
+/// One item of an ordered list: keep it or not, move it up or down.
+#[component]
+fn OrderedItem(
+    id: String,
+    item: String,
+    list: RwSignal<Vec<(String, bool)>>,
+    draft_href: StoredValue<String>,
+) -> impl IntoView {
+    let slug: String = item
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let keep_id = format!("keep-{id}-{slug}");
+    let up_id = format!("up-{id}-{slug}");
+    let down_id = format!("down-{id}-{slug}");
+    let is_kept = {
+        let item = item.clone();
+        move || list.with(|l| l.iter().any(|(i, k)| *i == item && *k))
+    };
+    let initially = is_kept();
+    let move_item = {
+        let item = item.clone();
+        move |up: bool, focus: String| {
+            list.update(|l| {
+                if let Some(at) = l.iter().position(|(i, _)| *i == item) {
+                    if up && at > 0 {
+                        l.swap(at, at - 1);
+                    } else if !up && at + 1 < l.len() {
+                        l.swap(at, at + 1);
+                    }
+                }
+            });
+            refocus(focus);
+        }
+    };
+    let (move_up, move_down) = (move_item.clone(), move_item);
+    let (up_focus, down_focus) = (up_id.clone(), down_id.clone());
+    let on_keep = {
+        let item = item.clone();
+        move |ev| {
+            let on = event_target_checked(&ev);
+            list.update(|l| {
+                if let Some(entry) = l.iter_mut().find(|(i, _)| *i == item) {
+                    entry.1 = on;
+                }
+            });
+        }
+    };
+    view! {
+        <li>
+            <input
+                type="checkbox"
+                id=keep_id.clone()
+                name=format!("answers[{id}][]")
+                value=item.clone()
+                checked=initially
+                prop:checked=is_kept
+                on:change=on_keep
+            />
+            <label for=keep_id>{item.clone()}</label>
+            <span class="move-buttons">
+                <button
+                    type="submit"
+                    id=up_id
+                    name="move"
+                    value=format!("{id}:up:{item}")
+                    formmethod="get"
+                    formaction=draft_href.get_value()
+                    aria-label=format!("Move {item} up")
+                    on:click=move |ev| {
+                        ev.prevent_default();
+                        move_up(true, up_focus.clone());
+                    }
+                >
+                    "Up"
+                </button>
+                <button
+                    type="submit"
+                    id=down_id
+                    name="move"
+                    value=format!("{id}:down:{item}")
+                    formmethod="get"
+                    formaction=draft_href.get_value()
+                    aria-label=format!("Move {item} down")
+                    on:click=move |ev| {
+                        ev.prevent_default();
+                        move_down(false, down_focus.clone());
+                    }
+                >
+                    "Down"
+                </button>
+            </span>
+        </li>
+    }
+}
+
+/// Keeps the keyboard where it was: a moved item's button gets the focus back after the list
+/// is redrawn.
+fn refocus(element_id: String) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        request_animation_frame(move || {
+            if let Some(element) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id(&element_id))
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+            {
+                let _ = element.focus();
+            }
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = element_id;
+}
+
+/// The preview's numbers as a table: N per cell, and whether it is low N.
+#[component]
+fn PreviewTable(preview: Preview) -> impl IntoView {
+    view! {
+        <details class="preview-numbers">
+            <summary>"The preview's numbers"</summary>
+            <table class="data-table">
+                <caption>"Subjects per treatment and visit (records where they differ)"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Treatment"</th>
+                        <th scope="col">"Visit"</th>
+                        <th scope="col">"N"</th>
+                        <th scope="col">"Median"</th>
+                        <th scope="col">"Low N"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {preview.panels.into_iter().flat_map(|(_, cells)| cells).map(|cell| {
+                        let s = cell.statistics;
+                        view! {
+                            <tr>
+                                <td>{s.treatment.clone()}</td>
+                                <td>{s.visit.clone()}</td>
+                                <td>{if s.n == s.n_subjects { s.n.to_string() } else { format!("{} ({})", s.n_subjects, s.n) }}</td>
+                                <td>{s.median.map(|m| format!("{m:.4}")).unwrap_or_else(|| "–".to_owned())}</td>
+                                <td>{if s.low_n { "yes" } else { "no" }}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </details>
+    }
+}
