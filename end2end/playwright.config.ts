@@ -43,7 +43,8 @@ export default defineConfig({
     { name: "accounts", testMatch: /accounts\.spec\.ts/ },
     { name: "app", testMatch: /(smoke|datasets)\.spec\.ts/, dependencies: ["accounts"] },
     // The governed flow uses the pilot the datasets tests uploaded.
-    { name: "flow", testMatch: /flow\.spec\.ts/, dependencies: ["app"], timeout: 240_000 },
+    { name: "flow", testMatch: /(flow|keyboard)\.spec\.ts/, dependencies: ["app"], timeout: 240_000 },
+    { name: "a11y", testMatch: /a11y\.spec\.ts/, dependencies: ["flow"] },
   ],
   webServer: {
     // stderr is also kept in the data directory: the first-start setup link is read from it.

@@ -1,5 +1,5 @@
 // The accounts the browser tests create and log in with, and the helpers they share.
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -36,9 +36,20 @@ export async function logIn(page: Page, who: { name: string; password: string })
 }
 
 /** Saves a screenshot of the page for the README when ADAMVIZ_SCREENSHOT_DIR is set (make screenshot). */
-export async function shoot(page: Page, name: string): Promise<void> {
+export async function shoot(page: Page, name: string, width = 1280): Promise<void> {
   const dir = process.env.ADAMVIZ_SCREENSHOT_DIR;
   if (!dir) return;
-  await page.setViewportSize({ width: 1200, height: 800 });
+  const before = page.viewportSize();
+  await page.setViewportSize({ width, height: 800 });
   await page.screenshot({ path: join(dir, `screenshot-${name}.png`), fullPage: false });
+  if (before) await page.setViewportSize(before);
+}
+
+/** Presses Tab until `target` has the focus (at most `limit` times): proves it is reachable by keyboard. */
+export async function tabTo(page: Page, target: Locator, limit = 80): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    if (await target.evaluate((element) => element === document.activeElement)) return;
+    await page.keyboard.press("Tab");
+  }
+  throw new Error(`not reached with ${limit} presses of Tab: ${target}`);
 }

@@ -258,7 +258,8 @@ fn RevisionView(
             </div>
 
             {(!detail.statistics.is_empty()).then(|| view! {
-                <h2>"Statistics"</h2>
+                <h2 id="statistics-heading">"Statistics"</h2>
+                <div class="table-scroll" tabindex="0" role="region" aria-labelledby="statistics-heading">
                 <table class="data-table statistics">
                     <caption>"Per treatment and visit, as R reported them (and adamviz recomputed them)"</caption>
                     <thead>
@@ -296,6 +297,7 @@ fn RevisionView(
                         }).collect_view()}
                     </tbody>
                 </table>
+                </div>
             })}
 
             {(!detail.checks.is_empty()).then(|| view! {
