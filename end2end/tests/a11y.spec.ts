@@ -2,7 +2,7 @@
 // critical violations.
 import { test, expect, type Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
-import { ADMIN, AUTHOR, hydrated, logIn } from "./people";
+import { ADMIN, AUTHOR, hydrated, logIn, shoot } from "./people";
 
 async function seriousViolations(page: Page): Promise<string[]> {
   await hydrated(page);
@@ -33,6 +33,7 @@ test("every page has no serious or critical axe violation", async ({ page }) => 
   for (const path of pages) {
     await page.goto(path);
     expect(await seriousViolations(page), path).toEqual([]);
+    if (path === "/revisions") await shoot(page, "revisions");
   }
   await logIn(page, ADMIN);
   await page.goto("/admin/accounts");

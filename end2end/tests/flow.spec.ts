@@ -64,6 +64,7 @@ test("an author drafts, reorders, changes the low-N threshold, watches the previ
   await page.getByLabel("Below how many subjects is a cell low N?").fill("60");
   await expect(page.locator("#error-low_n_threshold")).toBeEmpty();
   await shoot(page, "draft");
+  await shoot(page, "draft-800", 800);
 
   await page.getByRole("button", { name: "Confirm and create the revision" }).click();
   await expect(page).toHaveURL(/\/revisions\/rev-[0-9a-f]{32}$/);

@@ -94,3 +94,20 @@ test("the demo button leads to the same dataset, and its draft works without was
   await expect(page.getByRole("status").filter({ hasText: "Status:" })).toContainText("Not run yet");
   await context.close();
 });
+
+test("a file dropped on the upload field becomes the file to upload", async ({ page }) => {
+  await logIn(page, AUTHOR);
+  await page.goto("/datasets");
+  await hydrated(page);
+  const dropped = await page.evaluateHandle(() => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File(["USUBJID,AVAL\n1,2\n"], "dropped.csv", { type: "text/csv" }));
+    return transfer;
+  });
+  await page.dispatchEvent("#drop-zone", "dragover", { dataTransfer: dropped });
+  await page.dispatchEvent("#drop-zone", "drop", { dataTransfer: dropped });
+  const chosen = await page
+    .getByLabel("Dataset file (CSV or SAS XPORT v5)")
+    .evaluate((input) => Array.from((input as HTMLInputElement).files ?? []).map((f) => f.name));
+  expect(chosen).toEqual(["dropped.csv"]);
+});

@@ -4,7 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
-use super::cli::{bench, bench_auth, bench_execute, bench_governed, bench_ledger};
+use super::cli::{bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_web};
 
 /// adamviz-bench: adamviz's benchmarks (they print figures; a missed target is reported, never
 /// an error).
@@ -29,6 +29,8 @@ pub enum BenchCommand {
     Ledger(bench_ledger::LedgerBenchArgs),
     /// A login's cost and what sessions and authorization add to a page request.
     Auth(bench_auth::AuthBenchArgs),
+    /// Page and preview latency over HTTP at 1 and 20 clients (release build: `make bench`).
+    Web(bench_web::WebBenchArgs),
     /// One measured read + profile, run by `adamviz-bench ingest` in a fresh process.
     #[command(hide = true)]
     BenchChild(bench::BenchChildArgs),
@@ -42,6 +44,7 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCommand::Governed(args) => bench_governed::run_governed_bench(args).await,
         BenchCommand::Ledger(args) => bench_ledger::run_ledger_bench(args).await,
         BenchCommand::Auth(args) => bench_auth::run_auth_bench(args).await,
+        BenchCommand::Web(args) => bench_web::run_web_bench(args).await,
         BenchCommand::BenchChild(args) => bench::run_child(args),
     }
 }

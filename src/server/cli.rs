@@ -14,6 +14,7 @@ pub mod bench_auth;
 pub mod bench_execute;
 pub mod bench_governed;
 pub mod bench_ledger;
+pub mod bench_web;
 pub mod demo;
 pub mod execute;
 pub mod ledger;

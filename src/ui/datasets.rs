@@ -125,6 +125,22 @@ fn UploadForm() -> impl IntoView {
     // Bytes sent and total while sending; then the phase in words.
     let (progress, set_progress) = signal(None::<(f64, f64)>);
     let (phase, set_phase) = signal(None::<String>);
+    // Drag and drop: a file dropped on the field becomes the file control's file.
+    let file_input = NodeRef::<leptos::html::Input>::new();
+    let (dragging, set_dragging) = signal(false);
+    let on_drop = move |event: leptos::ev::DragEvent| {
+        event.prevent_default();
+        set_dragging.set(false);
+        #[cfg(feature = "hydrate")]
+        if let (Some(files), Some(input)) = (
+            event.data_transfer().and_then(|d| d.files()),
+            file_input.get(),
+        ) {
+            input.set_files(Some(&files));
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = file_input;
+    };
     let on_submit = move |event: leptos::ev::SubmitEvent| {
         #[cfg(feature = "hydrate")]
         send_with_progress(event, set_progress, set_phase, set_error);
@@ -151,9 +167,20 @@ fn UploadForm() -> impl IntoView {
                     " De-identified: real study data with every identifying detail removed."
                 </label>
             </fieldset>
-            <div class="field">
+            <div
+                id="drop-zone"
+                class="field drop-zone"
+                class:dragging=move || dragging.get()
+                on:dragover=move |ev: leptos::ev::DragEvent| {
+                    ev.prevent_default();
+                    set_dragging.set(true);
+                }
+                on:dragleave=move |_| set_dragging.set(false)
+                on:drop=on_drop
+            >
                 <label for="upload-file">"Dataset file (CSV or SAS XPORT v5)"</label>
-                <input id="upload-file" type="file" name="file" required aria-describedby="upload-error" />
+                <input id="upload-file" type="file" name="file" required aria-describedby="upload-error drop-hint" node_ref=file_input />
+                <p id="drop-hint" class="why">"Choose a file, or drop it here."</p>
                 <p id="upload-error" class="field-error" role="alert">{shown_error}</p>
             </div>
             <div class="upload-progress" aria-live="polite">
