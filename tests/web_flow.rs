@@ -289,6 +289,11 @@ struct Server {
 }
 
 fn server(max_concurrent: usize) -> Server {
+    server_with(max_concurrent, None)
+}
+
+/// A server whose runner calls `rscript` instead of R's, when given.
+fn server_with(max_concurrent: usize, rscript: Option<&str>) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
@@ -304,6 +309,9 @@ fn server(max_concurrent: usize) -> Server {
     let mut config = RunnerConfig::new();
     config.work_root = dir.path().join("work");
     config.max_concurrent = max_concurrent;
+    if let Some(rscript) = rscript {
+        config.rscript = PathBuf::from(rscript);
+    }
     std::fs::create_dir_all(&config.work_root).unwrap();
     let board = Arc::new(RunBoard::new(max_concurrent));
     let execution = ExecutionService::new(
@@ -527,4 +535,37 @@ async fn a_free_scale_revision_is_never_executed() {
     );
     let bad_key = start_run(&server.run, &id, "short", server.actor.clone()).await;
     assert!(matches!(bad_key, Err(StartRunError::BadKey)));
+}
+
+#[tokio::test]
+async fn a_failed_run_says_why_and_a_retry_is_a_new_attempt() {
+    let server = server_with(1, Some("/nonexistent/Rscript"));
+    let id = server.revision(None).await;
+    let first = start_run(&server.run, &id, "first-try-key-1", server.actor.clone())
+        .await
+        .unwrap();
+    let failed = server.settled(&id).await;
+    let RunStatus::Failed { attempt_id, reason } = &failed else {
+        panic!("expected a failure: {failed:?}");
+    };
+    assert_eq!(attempt_id, &first.to_string());
+    assert!(!reason.is_empty());
+    // The same key names the ended attempt (nothing runs again); a new key is a retry.
+    let same = start_run(&server.run, &id, "first-try-key-1", server.actor.clone())
+        .await
+        .unwrap();
+    assert_eq!(same, first);
+    assert!(matches!(
+        server.settled(&id).await,
+        RunStatus::Failed { .. }
+    ));
+    let retry = start_run(&server.run, &id, "second-try-key-2", server.actor.clone())
+        .await
+        .unwrap();
+    assert_ne!(retry, first);
+    let again = server.settled(&id).await;
+    assert!(
+        matches!(&again, RunStatus::Failed { attempt_id, .. } if *attempt_id == retry.to_string()),
+        "{again:?}"
+    );
 }
