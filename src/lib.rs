@@ -12,6 +12,7 @@
 pub mod api;
 pub mod app;
 pub mod domain;
+pub mod provenance;
 pub mod ui;
 
 #[cfg(feature = "ssr")]

@@ -10,7 +10,7 @@ use adamviz::{
         record::{seal, EvidenceError, Unverified},
         schemas::{
             check_schema_identities, SchemaFile, SchemaIdentityError, EXECUTION_REQUEST_V1,
-            EXECUTION_REQUEST_V2,
+            EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3,
         },
     },
 };
@@ -222,10 +222,17 @@ fn the_compiled_in_schemas_are_the_files_in_the_schemas_directory() {
 fn older_versions_are_read_and_only_the_current_one_is_written() {
     let sealed = seal(request(), digest(0)).unwrap();
     let mut value: Value = serde_json::to_value(sealed.record()).unwrap();
-    assert_eq!(value["schema_version"], "execution-request-v3");
+    assert_eq!(value["schema_version"], "execution-request-v4");
     assert_eq!(value["harness_version"], "execution-harness-v2");
     assert_eq!(value["actor"]["via"], "command_line");
-    // The same record as v2 wrote it (no actor) validates against v2, and as v1 against v1.
+    let commit = value["adamviz_source"]["commit"].as_str().unwrap();
+    assert!(commit == "unknown" || commit.len() == 40, "{commit}");
+    // The same record as v3 wrote it (no source) validates against v3, as v2 wrote it (no
+    // actor) against v2, and as v1 against v1.
+    value.as_object_mut().unwrap().remove("adamviz_source");
+    value["schema_version"] = json!("execution-request-v3");
+    let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V3, &value).unwrap();
+    assert_eq!(violations, Vec::<String>::new());
     value.as_object_mut().unwrap().remove("actor");
     value["schema_version"] = json!("execution-request-v2");
     let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V2, &value).unwrap();
@@ -242,7 +249,7 @@ fn older_versions_are_read_and_only_the_current_one_is_written() {
     assert!(
         refused
             .to_string()
-            .contains("new records are written as execution-request-v3"),
+            .contains("new records are written as execution-request-v4"),
         "{refused}"
     );
 }

@@ -1,14 +1,16 @@
-//! `execution_request` (schema `execution-request-v3`, reads v2 and v1 too): what a governed execution is asked to
-//! run, by hash: the confirmed spec, the compiled script, the selected records (their stored
-//! CSV object and their canonical snapshot hash), the compiler and harness versions and the
-//! image size.
+//! `execution_request` (schema `execution-request-v4`, reads v3, v2 and v1 too): what a governed
+//! execution is asked to run, by hash: the confirmed spec, the compiled script, the selected
+//! records (their stored CSV object and their canonical snapshot hash), the compiler and harness
+//! versions, the adamviz source they came from, and the image size.
 
 use crate::domain::ids::RevisionId;
 use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
-    schemas::{EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3},
+    schemas::{
+        EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3, EXECUTION_REQUEST_V4,
+    },
 };
 use crate::{
     compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
@@ -22,7 +24,7 @@ use crate::{
 pub struct ExecutionRequest {
     /// Always `execution_request`.
     pub kind: String,
-    /// `execution-request-v3` when written (v2 and v1 in older records).
+    /// `execution-request-v4` when written (v3, v2 and v1 in older records).
     pub schema_version: String,
     /// The revision (`rev-` and 32 hex digits).
     pub revision_id: RevisionId,
@@ -38,6 +40,9 @@ pub struct ExecutionRequest {
     pub compiler_version: String,
     /// The harness version.
     pub harness_version: String,
+    /// The adamviz source the compiler and harness came from (from `execution-request-v4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adamviz_source: Option<crate::provenance::SourceProvenance>,
     /// PNG size.
     pub image: ImageSize,
     /// When it was requested (canonical UTC RFC 3339).
@@ -66,7 +71,7 @@ impl ExecutionRequest {
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "execution-request-v3".to_owned(),
+            schema_version: "execution-request-v4".to_owned(),
             revision_id,
             spec_hash,
             script_hash,
@@ -74,6 +79,7 @@ impl ExecutionRequest {
             snapshot_hash,
             compiler_version: COMPILER_VERSION.to_owned(),
             harness_version: HARNESS_VERSION.to_owned(),
+            adamviz_source: Some(crate::provenance::SourceProvenance::of_this_build()),
             image,
             requested_at,
             actor: Some(actor),
@@ -86,6 +92,7 @@ impl ExecutionRequest {
 crate::impl_evidence_record!(
     ExecutionRequest,
     "execution_request",
+    EXECUTION_REQUEST_V4,
     EXECUTION_REQUEST_V3,
     EXECUTION_REQUEST_V2,
     EXECUTION_REQUEST_V1

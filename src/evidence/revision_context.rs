@@ -12,7 +12,7 @@ use super::{
     artifact_bundle::BundleArtifacts,
     execution_request::ExecutionRequest,
     record::EvidenceRecord,
-    schemas::{REVISION_CONTEXT_V1, REVISION_CONTEXT_V2, REVISION_CONTEXT_V3},
+    schemas::{REVISION_CONTEXT_V1, REVISION_CONTEXT_V2, REVISION_CONTEXT_V3, REVISION_CONTEXT_V4},
 };
 use crate::domain::{digest::Sha256Digest, profile::ProfileWarning};
 
@@ -109,7 +109,7 @@ pub struct ContextOutputs {
 pub struct RevisionContextRecord {
     /// Always `revision_context`.
     pub kind: String,
-    /// `revision-context-v3` when written (v2 and v1 in older records).
+    /// `revision-context-v4` when written (v3, v2 and v1 in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -129,6 +129,12 @@ pub struct RevisionContextRecord {
     pub snapshot: ContextSnapshot,
     /// The script.
     pub script: ContextScript,
+    /// The harness version that ran it (from `revision-context-v4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_version: Option<String>,
+    /// The adamviz source of the binary that ran and verified it (from `revision-context-v4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adamviz_source: Option<crate::provenance::SourceProvenance>,
     /// The execution request's record hash.
     pub request_hash: Sha256Digest,
     /// The execution request record.
@@ -193,7 +199,7 @@ impl RevisionContextRecord {
         let (spec, spec_hash) = parts.spec;
         Ok(Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "revision-context-v3".to_owned(),
+            schema_version: "revision-context-v4".to_owned(),
             revision_id: parts.revision_id.clone(),
             attempt_id: parts.attempt_id.clone(),
             question: spec
@@ -211,6 +217,8 @@ impl RevisionContextRecord {
                 size: parts.artifacts.script.size,
                 compiler_version: parts.request.compiler_version.clone(),
             },
+            harness_version: Some(parts.request.harness_version.clone()),
+            adamviz_source: Some(crate::provenance::SourceProvenance::of_this_build()),
             request_hash: parts.request.record_hash,
             request: serde_json::to_value(parts.request)?,
             result_hash: parts.result.1,
@@ -235,6 +243,7 @@ impl RevisionContextRecord {
 crate::impl_evidence_record!(
     RevisionContextRecord,
     "revision_context",
+    REVISION_CONTEXT_V4,
     REVISION_CONTEXT_V3,
     REVISION_CONTEXT_V2,
     REVISION_CONTEXT_V1

@@ -132,8 +132,23 @@ pub static REVISION_CONTEXT_V3: SchemaFile = schema_file!(
     "32f04aac1080118b2343db84d14288d8b8d55c41d6ac3f88fa127cce2aa5c990"
 );
 
+/// `schemas/execution-request-v4.schema.json`: names the adamviz source it was written by.
+pub static EXECUTION_REQUEST_V4: SchemaFile = schema_file!(
+    "execution-request-v4.schema.json",
+    "827ae2216b068ab7d5b59f3be6f8f5967c71511165c748c324a0b5e43236c54d",
+    "80aeb4d480bf5657498c89b9b473f86b22d9c1130d77e68ee4a58aab4d921721"
+);
+
+/// `schemas/revision-context-v4.schema.json`: names the harness and the adamviz source.
+pub static REVISION_CONTEXT_V4: SchemaFile = schema_file!(
+    "revision-context-v4.schema.json",
+    "1fee3a25d7554fff97556c391c0ced5b8d044f1283d13f2ee4fc71231e15fb66",
+    "504cea32d36324acdf8d367ed14f96e6974e64407e578c39953fe5e575890bc8"
+);
+
 /// Every schema adamviz knows: the versions it writes and the older ones it still reads.
-pub static ALL_SCHEMAS: [&SchemaFile; 14] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 16] = [
+    &EXECUTION_REQUEST_V4,
     &EXECUTION_REQUEST_V3,
     &EXECUTION_REQUEST_V2,
     &EXECUTION_REQUEST_V1,
@@ -145,6 +160,7 @@ pub static ALL_SCHEMAS: [&SchemaFile; 14] = [
     &ARTIFACT_BUNDLE_V1,
     &REVISION_LIFECYCLE_V2,
     &REVISION_LIFECYCLE_V1,
+    &REVISION_CONTEXT_V4,
     &REVISION_CONTEXT_V3,
     &REVISION_CONTEXT_V2,
     &REVISION_CONTEXT_V1,

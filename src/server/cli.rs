@@ -25,7 +25,7 @@ pub mod users;
 
 /// adamviz: governed clinical-trial plots from ADaM data.
 #[derive(Debug, Parser)]
-#[command(name = "adamviz", version, about, long_about = None)]
+#[command(name = "adamviz", version = crate::provenance::VERSION_TEXT, about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
