@@ -10,6 +10,7 @@ pub mod boundary;
 pub mod datasets;
 pub mod drafts;
 pub mod error;
+pub mod meta;
 pub mod revisions;
 
 use crate::domain::account::Role;
@@ -30,6 +31,7 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/auth/login", Access::Public),
     ("/api/auth/setup", Access::Public),
     ("/api/auth/whoami", Access::Public),
+    ("/api/meta/installation", Access::Public),
     ("/api/auth/logout", Access::LoggedIn),
     ("/api/admin/accounts", Access::AnyOf(&[Role::Admin])),
     ("/api/admin/create-account", Access::AnyOf(&[Role::Admin])),

@@ -6,6 +6,7 @@
 pub mod actor;
 pub mod artifact_bundle;
 pub mod canonical;
+pub mod dsse;
 pub mod execution_attempt;
 pub mod execution_request;
 pub mod execution_verification;

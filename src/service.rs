@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod datasets;
 pub mod drafts;
 pub mod execution;
+pub mod installation_key;
 pub mod prepare;
 pub mod revisions;
 pub mod runs;

@@ -108,6 +108,16 @@ pub struct ApiContext {
     pub execution: crate::service::execution::ExecutionService,
     /// The runs in progress on this server, with their phases.
     pub runs: Arc<crate::service::runs::RunBoard>,
+    /// The installation's signing key (evidence bundles), when the server has one.
+    pub key: Option<crate::service::installation_key::InstallationKey>,
+}
+
+impl ApiContext {
+    /// The same context, signing with `key`.
+    pub fn with_key(mut self, key: crate::service::installation_key::InstallationKey) -> Self {
+        self.key = Some(key);
+        self
+    }
 }
 
 impl ApiContext {
@@ -153,6 +163,7 @@ impl ApiContext {
             execution: crate::service::execution::ExecutionService::new(database, objects, runner)
                 .observed_by(runs.observer()),
             runs,
+            key: None,
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod bench_ledger;
 pub mod bench_web;
 pub mod demo;
 pub mod execute;
+pub mod key;
 pub mod ledger;
 pub mod profile;
 pub mod run;
@@ -61,6 +62,9 @@ pub enum Command {
     /// Accounts: add, list, disable, set a password.
     #[command(subcommand)]
     Users(users::UsersCommand),
+    /// The installation's signing key (evidence bundles are signed with it).
+    #[command(subcommand)]
+    Key(key::KeyCommand),
 }
 
 /// Options of `adamviz serve`.
@@ -129,6 +133,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => run::run_governed(args).await,
         Command::Revisions(command) => run::run_revisions(command),
         Command::Users(command) => users::run(command),
+        Command::Key(command) => key::run(command),
     }
 }
 

@@ -217,6 +217,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         );
     }
     let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
+    // The installation's signing key, created at the first start.
+    let key = crate::service::installation_key::InstallationKey::load_or_create(&data_dir)?;
+    tracing::info!(fingerprint = %key.fingerprint(), "evidence bundles are signed with the installation key");
     let store = SqliteSessionStore::new(database.clone());
     delete_expired_sessions_every(store, EXPIRED_SESSION_SWEEP);
     let state = AppState {
@@ -232,7 +235,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
                 isolation: config.isolation,
                 ..crate::runner::RunnerConfig::new()
             })),
-        ),
+        )
+        .with_key(key),
         origins: OriginPolicy::new(config.public_url.as_deref()),
         secure_cookies: config
             .public_url

@@ -36,6 +36,7 @@ pub fn Layout(children: Children) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
     let account = use_account();
+    let installation = Resource::new(|| (), |_| crate::api::meta::installation());
 
     view! {
         <div id="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
@@ -78,6 +79,21 @@ pub fn Layout(children: Children) -> impl IntoView {
             <footer class="site-footer">
                 "adamviz " {env!("CARGO_PKG_VERSION")}
                 " · governed clinical-trial plots · data classification: synthetic or de-identified only"
+                <Transition fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        installation.await.ok().map(|info| {
+                            let commit: String = info.source_commit.chars().take(12).collect();
+                            view! {
+                                <p class="installation">
+                                    {format!("source {commit}")}
+                                    {info.key_fingerprint.map(|f| view! {
+                                        " · evidence signing key " <code>{f}</code>
+                                    })}
+                                </p>
+                            }
+                        })
+                    })}
+                </Transition>
             </footer>
         </div>
     }
