@@ -2,6 +2,7 @@
 //! logic. A server function or CLI command calls one of these; they know nothing of HTTP.
 
 pub mod accounts;
+pub mod bundle;
 pub mod datasets;
 pub mod drafts;
 pub mod execution;

@@ -21,12 +21,15 @@ use adamviz::{
         revision::{RevisionStatus, RunStatus},
     },
     evidence::actor::Actor,
+    evidence::dsse::Envelope,
     ingest::{profile::profile_table, read_dataset, table::Table},
     runner::{Runner, RunnerConfig},
     service::{
+        bundle::{export_bundle, ExportError, Manifest},
         datasets::DatasetCache,
         drafts::{answer_draft, answers_of, preview},
         execution::{ExecutionService, UploadInfo},
+        installation_key::InstallationKey,
         revisions::{revision_detail, RevisionSources},
         runs::{run_status, start_run, RunBoard, RunContext, StartRunError},
         upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
@@ -519,6 +522,62 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
     let kinds: Vec<&str> = detail.evidence.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(kinds.first(), Some(&"execution_request"));
     assert!(kinds.contains(&"artifact_bundle") && kinds.contains(&"revision_context"));
+
+    // Its evidence bundle: byte-identical for the same ledger state, signed, complete.
+    let dir = tempfile::tempdir().unwrap();
+    let key = InstallationKey::load_or_create(dir.path()).unwrap();
+    let connection = server.database.connection().unwrap();
+    let bundle = export_bundle(&connection, &server.objects, &key, &first).unwrap();
+    let again = export_bundle(&connection, &server.objects, &key, &first).unwrap();
+    assert_eq!(
+        bundle, again,
+        "the same revision and ledger state give the same bytes"
+    );
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bundle)).unwrap();
+    let mut read = |name: &str| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut archive.by_name(name).unwrap(), &mut bytes).unwrap();
+        bytes
+    };
+    let manifest_bytes = read("manifest.json");
+    let envelope: Envelope = serde_json::from_slice(&read("manifest.dsse.json")).unwrap();
+    assert_eq!(
+        adamviz::evidence::dsse::verify(&envelope, &key.public_key()).unwrap(),
+        manifest_bytes
+    );
+    let manifest: Manifest = serde_json::from_slice(&manifest_bytes).unwrap();
+    assert_eq!(manifest.revision_id, first.to_string());
+    assert_eq!(manifest.signing_key.fingerprint, key.fingerprint());
+    let record_kinds: Vec<&str> = manifest.records.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(record_kinds, kinds);
+    for file in manifest.artifacts.iter() {
+        let bytes = read(&file.path);
+        assert_eq!(
+            adamviz::service::bundle::file_hash(&bytes),
+            file.sha256,
+            "{}",
+            file.path
+        );
+        assert_eq!(bytes.len() as u64, file.size);
+    }
+    for record in &manifest.records {
+        let value: serde_json::Value = serde_json::from_slice(&read(&record.path)).unwrap();
+        assert_eq!(value["record_hash"], record.record_hash.as_str());
+    }
+    assert_eq!(
+        manifest.schemas.len(),
+        adamviz::evidence::schemas::ALL_SCHEMAS.len()
+    );
+    assert!(String::from_utf8(read("README.txt"))
+        .unwrap()
+        .contains("adamviz evidence validate"));
+    drop(archive);
+    // A Draft revision has no bundle yet.
+    let draft = server.revision(None).await;
+    assert!(matches!(
+        export_bundle(&connection, &server.objects, &key, &draft),
+        Err(ExportError::NotVerified(_))
+    ));
 }
 
 #[tokio::test]

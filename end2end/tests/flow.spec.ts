@@ -136,6 +136,20 @@ test("the downloaded script and snapshot reproduce the page's statistics with Rs
     await download.saveAs(join(dir, name));
   }
   execFileSync("Rscript", ["script.R", "snapshot.csv", "out/"], { cwd: dir, stdio: "pipe" });
+  // The evidence bundle: a zip whose manifest is signed by this installation's key.
+  const [evidence] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("link", { name: "Download evidence" }).click(),
+  ]);
+  const bundle = join(dir, "evidence.zip");
+  await evidence.saveAs(bundle);
+  const zip = readFileSync(bundle);
+  expect(zip.subarray(0, 2).toString("latin1")).toBe("PK");
+  expect(zip.includes(Buffer.from("manifest.dsse.json"))).toBe(true);
+  const footer = (await page.getByRole("contentinfo").textContent()) ?? "";
+  const fingerprint = footer.match(/sha256:[0-9a-f]{64}/)?.[0];
+  expect(fingerprint).toBeTruthy();
+  expect(zip.includes(Buffer.from(fingerprint!))).toBe(true);
   const statistics = JSON.parse(readFileSync(join(dir, "out", "statistics.json"), "utf8"));
   const rows = page.getByRole("table", { name: /Per treatment and visit/ }).getByRole("row");
   const shown = (await rows.allTextContents()).length - 1;

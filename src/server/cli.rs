@@ -16,6 +16,7 @@ pub mod bench_governed;
 pub mod bench_ledger;
 pub mod bench_web;
 pub mod demo;
+pub mod evidence;
 pub mod execute;
 pub mod key;
 pub mod ledger;
@@ -62,6 +63,9 @@ pub enum Command {
     /// Accounts: add, list, disable, set a password.
     #[command(subcommand)]
     Users(users::UsersCommand),
+    /// Evidence bundles: export.
+    #[command(subcommand)]
+    Evidence(evidence::EvidenceCommand),
     /// The installation's signing key (evidence bundles are signed with it).
     #[command(subcommand)]
     Key(key::KeyCommand),
@@ -134,6 +138,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Revisions(command) => run::run_revisions(command),
         Command::Users(command) => users::run(command),
         Command::Key(command) => key::run(command),
+        Command::Evidence(command) => evidence::run(command),
     }
 }
 

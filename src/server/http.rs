@@ -124,6 +124,10 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
             "/api/revisions/{id}/files/{name}",
             get(crate::api::revisions::files::revision_file),
         )
+        .route(
+            "/api/revisions/{id}/evidence",
+            get(crate::api::revisions::files::revision_evidence),
+        )
         .leptos_routes_with_context(
             &state,
             page_routes,

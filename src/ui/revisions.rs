@@ -324,6 +324,12 @@ fn RevisionView(
                     </li>
                 }).collect_view()}
             </ul>
+            {verified.then(|| view! {
+                <p>
+                    <a href=format!("/api/revisions/{id}/evidence") download=format!("evidence-{id}.zip")>"Download evidence"</a>
+                    " — one zip with the records, artifacts, schemas and the manifest signed by this installation's key."
+                </p>
+            })}
             <p class="note">"With script.R and snapshot.csv in one directory, " <code>"Rscript script.R snapshot.csv out/"</code> " draws the same plot and statistics on your machine."</p>
 
             <h2>"R script"</h2>

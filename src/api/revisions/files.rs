@@ -89,3 +89,84 @@ pub async fn revision_file(
     }
     (StatusCode::OK, headers, bytes).into_response()
 }
+
+/// `GET /api/revisions/{id}/evidence` (logged in): the revision's evidence bundle, a zip signed
+/// with the installation's key (409 before the revision is Verified).
+pub async fn revision_evidence(
+    State(context): State<ApiContext>,
+    session: Session,
+    Path(id): Path<String>,
+) -> Response {
+    use crate::service::bundle::{export_bundle, ExportError};
+    if let Err(error) = signed_in(&session, &context).await {
+        return (StatusCode::UNAUTHORIZED, error.to_string()).into_response();
+    }
+    let Ok(revision) = RevisionId::parse(&id) else {
+        return (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response();
+    };
+    let exists = {
+        let id = revision.clone();
+        context
+            .database
+            .call(move |c| {
+                crate::store::repository::get_revision(c, &id).map_err(anyhow::Error::from)
+            })
+            .await
+    };
+    if !matches!(exists, Ok(Some(_))) {
+        return (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response();
+    }
+    let Some(key) = context.key.clone() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "this server has no signing key: evidence bundles cannot be signed",
+        )
+            .into_response();
+    };
+    let (database, objects) = (context.database.clone(), context.objects.clone());
+    let exported = database
+        .call(move |connection| {
+            Ok::<_, crate::store::db::DatabaseError>(export_bundle(
+                connection, &objects, &key, &revision,
+            ))
+        })
+        .await;
+    match exported {
+        Ok(Ok(bytes)) => {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/zip"),
+            );
+            if let Ok(value) =
+                HeaderValue::from_str(&format!("attachment; filename=\"evidence-{id}.zip\""))
+            {
+                headers.insert(header::CONTENT_DISPOSITION, value);
+            }
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            (StatusCode::OK, headers, bytes).into_response()
+        }
+        Ok(Err(ExportError::NoRevision(_))) => {
+            (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response()
+        }
+        Ok(Err(error @ ExportError::NotVerified(_))) => {
+            (StatusCode::CONFLICT, error.to_string()).into_response()
+        }
+        Ok(Err(error)) => {
+            tracing::error!(%error, revision = %id, "cannot export an evidence bundle");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the evidence bundle cannot be exported; the server log says why",
+            )
+                .into_response()
+        }
+        Err(error) => {
+            tracing::error!(%error, revision = %id, "cannot export an evidence bundle");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the evidence bundle cannot be exported; the server log says why",
+            )
+                .into_response()
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `adamviz evidence export`: a Verified revision's evidence bundle (one zip, its manifest signed
+//! with the installation's key) written to a file.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+
+use crate::{
+    domain::ids::RevisionId,
+    service::{bundle::export_bundle, installation_key::InstallationKey},
+    store::{db::Database, objects::ObjectStore},
+};
+
+/// `adamviz evidence …`.
+#[derive(Debug, Subcommand)]
+pub enum EvidenceCommand {
+    /// Write a Verified revision's evidence bundle (zip) to a file.
+    Export(ExportArgs),
+}
+
+/// Options of `adamviz evidence export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The revision (`rev-` and 32 hex digits).
+    pub revision: String,
+    /// The file to write.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// The data directory.
+    #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
+    pub data_dir: PathBuf,
+}
+
+/// Runs `adamviz evidence …`.
+pub fn run(command: EvidenceCommand) -> anyhow::Result<()> {
+    match command {
+        EvidenceCommand::Export(args) => {
+            let id = RevisionId::parse(&args.revision).map_err(|_| {
+                anyhow::anyhow!(
+                    "{:?} is not a revision id (rev- and 32 hex digits)",
+                    args.revision
+                )
+            })?;
+            let database = Database::open_in(&args.data_dir)?;
+            let objects = ObjectStore::open(&args.data_dir)?;
+            let key = InstallationKey::load_or_create(&args.data_dir)?;
+            let connection = database.connection()?;
+            let bytes = export_bundle(&connection, &objects, &key, &id)?;
+            std::fs::write(&args.output, &bytes)
+                .with_context(|| format!("cannot write {}", args.output.display()))?;
+            println!(
+                "wrote {} ({} bytes), signed by {}",
+                args.output.display(),
+                bytes.len(),
+                key.fingerprint()
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The evidence bundle: one zip archive an auditor takes away — `manifest.json` (the revision,
+//! its records in ledger order by kind and hash, every artifact by path, SHA-256 and size, the
+//! schemas with their identity constants, the ledger head at export, the exporting build's
+//! source), `manifest.dsse.json` (the manifest signed as a DSSE envelope with the installation's
+//! key), the records as their stored canonical JSON, the artifacts read back re-hashed, the JSON
+//! Schemas, and a README.txt saying how to check it. The same revision and ledger state give a
+//! byte-identical archive: entries in a fixed order, fixed timestamps and permissions.
+
+use std::io::{Cursor, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::installation_key::InstallationKey;
+use crate::{
+    domain::{digest::Sha256Digest, ids::RevisionId},
+    evidence::{dsse::MANIFEST_PAYLOAD_TYPE, schemas::ALL_SCHEMAS},
+    provenance::SourceProvenance,
+    store::{ledger::records_about, objects::ObjectStore},
+};
+
+/// The bundle format this build writes.
+pub const BUNDLE_FORMAT: &str = "adamviz-evidence-bundle-v1";
+
+/// One record in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestRecord {
+    /// Its path in the archive.
+    pub path: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its self-hash.
+    pub record_hash: String,
+    /// Its position in the ledger.
+    pub ledger_seq: i64,
+}
+
+/// One file in the manifest (artifact or schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestFile {
+    /// Its path in the archive.
+    pub path: String,
+    /// SHA-256 of its bytes.
+    pub sha256: String,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// One schema in the manifest, with its identity constants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestSchema {
+    /// Its path in the archive.
+    pub path: String,
+    /// SHA-256 of the raw file.
+    pub raw_sha256: String,
+    /// SHA-256 of its canonical JSON.
+    pub canonical_sha256: String,
+}
+
+/// The signing key, as the manifest names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestKey {
+    /// Ed25519 public key, hex.
+    pub public_key: String,
+    /// `sha256:` and the SHA-256 of the public key.
+    pub fingerprint: String,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// [`BUNDLE_FORMAT`].
+    pub format: String,
+    /// The revision.
+    pub revision_id: String,
+    /// Its records in ledger order.
+    pub records: Vec<ManifestRecord>,
+    /// Its artifacts.
+    pub artifacts: Vec<ManifestFile>,
+    /// The JSON Schemas.
+    pub schemas: Vec<ManifestSchema>,
+    /// The ledger's last record hash at export.
+    pub ledger_head: String,
+    /// The source of the exporting build.
+    pub exported_by: SourceProvenance,
+    /// The exporting build's version.
+    pub adamviz_version: String,
+    /// The key that signs `manifest.dsse.json`.
+    pub signing_key: ManifestKey,
+}
+
+/// Why a bundle cannot be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// No such revision.
+    #[error("there is no revision {0}")]
+    NoRevision(RevisionId),
+    /// Not Verified yet.
+    #[error("revision {0} has no accepted artifact bundle yet (it is not Verified): there is no evidence bundle to export")]
+    NotVerified(RevisionId),
+    /// The database.
+    #[error("the database: {0}")]
+    Database(#[from] rusqlite::Error),
+    /// An artifact could not be read back intact.
+    #[error("artifact {name}: {detail}")]
+    Artifact {
+        /// Its name.
+        name: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// A stored record is not JSON.
+    #[error("record {0} is not JSON")]
+    Record(String),
+    /// Writing the archive.
+    #[error("writing the archive: {0}")]
+    Zip(String),
+}
+
+const README: &str = "adamviz evidence bundle
+=======================
+
+This archive holds everything needed to check one plot revision without trusting the server
+that made it:
+
+  manifest.json        the revision, its records (ledger order, kind, record hash), every
+                       artifact and schema (path, SHA-256, size), the ledger head at export and
+                       the adamviz source that exported it
+  manifest.dsse.json   manifest.json signed as a DSSE envelope (Ed25519) with the key of the
+                       adamviz installation; its fingerprint is in the manifest and in the
+                       footer of that installation's pages (`adamviz key show` prints it)
+  records/             the evidence records as stored: RFC 8785 canonical JSON, each carrying
+                       its SHA-256 self-hash and its predecessor's hash
+  artifacts/           script.R, snapshot.csv, statistics.json, plot.png, environment.json
+  schemas/             the JSON Schemas (Draft 2020-12) the records follow
+
+Check it (offline; exit 0 PASS, 5 FAIL, 2 bad invocation):
+
+  adamviz evidence validate BUNDLE.zip [--json] [--replay] [--repository PATH] [--trusted-key FILE]
+
+Redraw the plot yourself (R with ggplot2, patchwork, jsonlite):
+
+  cd artifacts && Rscript script.R snapshot.csv out/
+";
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The bundle of revision `id` as zip bytes.
+pub fn export_bundle(
+    connection: &rusqlite::Connection,
+    objects: &ObjectStore,
+    key: &InstallationKey,
+    id: &RevisionId,
+) -> Result<Vec<u8>, ExportError> {
+    let exists: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM revisions WHERE id = ?1)",
+        [id.as_str()],
+        |row| row.get(0),
+    )?;
+    if !exists {
+        return Err(ExportError::NoRevision(id.clone()));
+    }
+    let records = records_about(connection, id)?;
+    let bundle_record = records
+        .iter()
+        .rev()
+        .find(|r| r.kind == "artifact_bundle")
+        .ok_or_else(|| ExportError::NotVerified(id.clone()))?;
+    let bundle: serde_json::Value = serde_json::from_slice(&bundle_record.record)
+        .map_err(|_| ExportError::Record(bundle_record.record_hash.clone()))?;
+    let ledger_head: String = connection.query_row(
+        "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
+        [],
+        |row| row.get(0),
+    )?;
+
+    // Entries in their fixed order: records, artifacts, schemas.
+    let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut manifest_records = Vec::new();
+    for (index, record) in records.iter().enumerate() {
+        let path = format!("records/{:02}-{}.json", index + 1, record.kind);
+        manifest_records.push(ManifestRecord {
+            path: path.clone(),
+            kind: record.kind.clone(),
+            record_hash: record.record_hash.clone(),
+            ledger_seq: record.seq,
+        });
+        entries.push((path, record.record.clone()));
+    }
+    let mut artifacts = Vec::new();
+    for role in ["script", "snapshot", "statistics", "plot", "environment"] {
+        let reference = &bundle["artifacts"][role];
+        let name = reference["name"].as_str().unwrap_or(role).to_owned();
+        let artifact_error = |detail: String| ExportError::Artifact {
+            name: name.clone(),
+            detail,
+        };
+        let digest = reference["sha256"]
+            .as_str()
+            .and_then(|h| Sha256Digest::try_from(h.to_owned()).ok())
+            .ok_or_else(|| artifact_error("the bundle record names no hash".to_owned()))?;
+        let bytes = objects
+            .get(&digest)
+            .map_err(|e| artifact_error(e.to_string()))?;
+        let path = format!("artifacts/{name}");
+        artifacts.push(ManifestFile {
+            path: path.clone(),
+            sha256: digest.to_hex(),
+            size: bytes.len() as u64,
+        });
+        entries.push((path, bytes));
+    }
+    let mut schemas = Vec::new();
+    for schema in ALL_SCHEMAS.iter() {
+        let path = format!("schemas/{}", schema.file);
+        schemas.push(ManifestSchema {
+            path: path.clone(),
+            raw_sha256: schema.raw_sha256.to_owned(),
+            canonical_sha256: schema.canonical_sha256.to_owned(),
+        });
+        entries.push((path, schema.raw.as_bytes().to_vec()));
+    }
+    let manifest = Manifest {
+        format: BUNDLE_FORMAT.to_owned(),
+        revision_id: id.to_string(),
+        records: manifest_records,
+        artifacts,
+        schemas,
+        ledger_head,
+        exported_by: SourceProvenance::of_this_build(),
+        adamviz_version: env!("CARGO_PKG_VERSION").to_owned(),
+        signing_key: ManifestKey {
+            public_key: key.public_hex(),
+            fingerprint: key.fingerprint(),
+        },
+    };
+    let manifest_bytes =
+        serde_jcs::to_vec(&manifest).map_err(|e| ExportError::Zip(e.to_string()))?;
+    let envelope = key.sign(MANIFEST_PAYLOAD_TYPE, &manifest_bytes);
+    let envelope_bytes =
+        serde_jcs::to_vec(&envelope).map_err(|e| ExportError::Zip(e.to_string()))?;
+    let mut ordered = vec![
+        ("README.txt".to_owned(), README.as_bytes().to_vec()),
+        ("manifest.json".to_owned(), manifest_bytes),
+        ("manifest.dsse.json".to_owned(), envelope_bytes),
+    ];
+    ordered.extend(entries);
+    write_zip(&ordered)
+}
+
+/// The archive of `entries`, in order, with fixed timestamps and permissions.
+fn write_zip(entries: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportError> {
+    let zip_error = |e: zip::result::ZipError| ExportError::Zip(e.to_string());
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(6))
+        .last_modified_time(zip::DateTime::default())
+        .unix_permissions(0o644);
+    // The small top-level files are stored uncompressed: readable with the simplest tools.
+    let stored = options
+        .compression_method(zip::CompressionMethod::Stored)
+        .compression_level(None);
+    for (path, bytes) in entries {
+        let options = if path.contains('/') { options } else { stored };
+        writer
+            .start_file(path.as_str(), options)
+            .map_err(zip_error)?;
+        writer
+            .write_all(bytes)
+            .map_err(|e| ExportError::Zip(e.to_string()))?;
+    }
+    Ok(writer.finish().map_err(zip_error)?.into_inner())
+}
+
+/// The manifest's hash of `bytes`, as the manifest writes it (lowercase hex SHA-256).
+pub fn file_hash(bytes: &[u8]) -> String {
+    sha256_hex(bytes)
+}
