@@ -16,3 +16,4 @@ pub mod revision_context;
 pub mod revision_lifecycle;
 pub mod schemas;
 pub mod summary;
+pub mod validate;

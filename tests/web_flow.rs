@@ -628,3 +628,350 @@ async fn a_failed_run_says_why_and_a_retry_is_a_new_attempt() {
         "{again:?}"
     );
 }
+
+/// The entries of a zip, in order.
+fn entries(bundle: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bundle)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut entry = archive.by_index(i).unwrap();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+            (entry.name().to_owned(), bytes)
+        })
+        .collect()
+}
+
+/// A zip of `entries`.
+fn rezip(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, bytes) in entries {
+        writer.start_file(name.as_str(), options).unwrap();
+        std::io::Write::write_all(&mut writer, bytes).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+fn entry<'a>(entries: &'a mut [(String, Vec<u8>)], name: &str) -> &'a mut Vec<u8> {
+    &mut entries.iter_mut().find(|(n, _)| n == name).unwrap().1
+}
+
+fn reseal(record: &mut serde_json::Value) {
+    use sha2::{Digest, Sha256};
+    record.as_object_mut().unwrap().remove("record_hash");
+    let hash = hex::encode(Sha256::digest(serde_jcs::to_vec(record).unwrap()));
+    record["record_hash"] = serde_json::Value::String(hash);
+}
+
+/// Rewrites the manifest with `edit` and signs it with `key`.
+fn resign(
+    entries: &mut [(String, Vec<u8>)],
+    key: &InstallationKey,
+    edit: impl FnOnce(&mut Manifest),
+) {
+    let mut manifest: Manifest = serde_json::from_slice(entry(entries, "manifest.json")).unwrap();
+    edit(&mut manifest);
+    let bytes = serde_jcs::to_vec(&manifest).unwrap();
+    let envelope = key.sign(adamviz::evidence::dsse::MANIFEST_PAYLOAD_TYPE, &bytes);
+    *entry(entries, "manifest.json") = bytes;
+    *entry(entries, "manifest.dsse.json") = serde_jcs::to_vec(&envelope).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() {
+    use adamviz::evidence::validate::{validate, Code, Options};
+    let server = server(1);
+    let id = server.revision(None).await;
+    start_run(&server.run, &id, "tamper-table-key", server.actor.clone())
+        .await
+        .unwrap();
+    assert_eq!(server.settled(&id).await, RunStatus::Verified);
+    let dir = tempfile::tempdir().unwrap();
+    let key = InstallationKey::load_or_create(dir.path()).unwrap();
+    let other_dir = tempfile::tempdir().unwrap();
+    let forger = InstallationKey::load_or_create(other_dir.path()).unwrap();
+    let bundle = {
+        let connection = server.database.connection().unwrap();
+        export_bundle(&connection, &server.objects, &key, &id).unwrap()
+    };
+    let pinned = Options {
+        trusted_key: Some(key.public_key()),
+        ..Options::default()
+    };
+    let report = validate(&bundle, &pinned);
+    assert_eq!(report.verdict, "PASS", "{}", report.text());
+    assert_eq!(report.checks.len(), 12);
+    let original = entries(&bundle);
+    let manifest: Manifest = serde_json::from_slice(&original[1].1).unwrap();
+    let record_path = |kind: &str| {
+        manifest
+            .records
+            .iter()
+            .find(|r| r.kind == kind)
+            .unwrap()
+            .path
+            .clone()
+    };
+
+    type Attack = Box<dyn Fn(&mut Vec<(String, Vec<u8>)>)>;
+    let attacks: Vec<(&str, Attack, Code, String)> = vec![
+        (
+            "a byte of the PNG flipped",
+            Box::new(|e| {
+                let png = entry(e, "artifacts/plot.png");
+                let at = png.len() / 2;
+                png[at] ^= 1;
+            }),
+            Code::Artifact,
+            "artifacts/plot.png".to_owned(),
+        ),
+        (
+            "a record's field edited",
+            Box::new({
+                let p = record_path("execution_verification");
+                move |e| {
+                    let r = entry(e, &p);
+                    let mut v: serde_json::Value = serde_json::from_slice(r).unwrap();
+                    v["verified_at"] = "2030-01-01T00:00:00Z".into();
+                    *r = serde_jcs::to_vec(&v).unwrap();
+                }
+            }),
+            Code::SelfHash,
+            "$.record_hash".to_owned(),
+        ),
+        (
+            "an edited record re-sealed",
+            Box::new({
+                let p = record_path("execution_verification");
+                move |e| {
+                    let r = entry(e, &p);
+                    let mut v: serde_json::Value = serde_json::from_slice(r).unwrap();
+                    v["verified_at"] = "2030-01-01T00:00:00Z".into();
+                    reseal(&mut v);
+                    *r = serde_jcs::to_vec(&v).unwrap();
+                }
+            }),
+            Code::SelfHash,
+            "$.record_hash".to_owned(),
+        ),
+        (
+            "a record removed",
+            Box::new({
+                let p = record_path("execution_attempt");
+                let forger = forger.clone();
+                move |e| {
+                    e.retain(|(n, _)| *n != p);
+                    resign(e, &forger, |m| m.records.retain(|r| r.path != p));
+                }
+            }),
+            Code::Link,
+            "$".to_owned(),
+        ),
+        (
+            "two records swapped",
+            Box::new({
+                let (a, b) = (
+                    record_path("execution_request"),
+                    record_path("artifact_bundle"),
+                );
+                move |e| {
+                    let first = entry(e, &a).clone();
+                    let second = std::mem::replace(entry(e, &b), first);
+                    *entry(e, &a) = second;
+                }
+            }),
+            Code::SelfHash,
+            "$.record_hash".to_owned(),
+        ),
+        (
+            "snapshot.csv with one value changed",
+            Box::new(|e| {
+                let csv = String::from_utf8(entry(e, "artifacts/snapshot.csv").clone()).unwrap();
+                let mut lines: Vec<String> = csv.lines().map(str::to_owned).collect();
+                let last = lines.len() - 1;
+                let mut fields: Vec<String> = lines[last].split(',').map(str::to_owned).collect();
+                let v = fields
+                    .iter()
+                    .rposition(|f| f.parse::<f64>().is_ok())
+                    .unwrap();
+                fields[v] = "999".to_owned();
+                lines[last] = fields.join(",");
+                *entry(e, "artifacts/snapshot.csv") = (lines.join("\n") + "\n").into_bytes();
+            }),
+            Code::Snapshot,
+            "$.snapshot_hash".to_owned(),
+        ),
+        (
+            "statistics.json edited consistently with its own hash",
+            Box::new({
+                let key = key.clone();
+                move |e| {
+                    let s = entry(e, "artifacts/statistics.json");
+                    let mut v: serde_json::Value = serde_json::from_slice(s).unwrap();
+                    v["cells"][0]["median"] = serde_json::json!(1234.5);
+                    *s = serde_json::to_vec(&v).unwrap();
+                    let (hash, size) = (adamviz::service::bundle::file_hash(s), s.len() as u64);
+                    resign(e, &key, |m| {
+                        let a = m
+                            .artifacts
+                            .iter_mut()
+                            .find(|a| a.path == "artifacts/statistics.json")
+                            .unwrap();
+                        a.sha256 = hash;
+                        a.size = size;
+                    });
+                }
+            }),
+            Code::Statistics,
+            "artifacts/statistics.json".to_owned(),
+        ),
+        (
+            "script.R with an extra line",
+            Box::new(|e| entry(e, "artifacts/script.R").extend_from_slice(b"cat('hello')\n")),
+            Code::Provenance,
+            "artifacts/script.R".to_owned(),
+        ),
+        (
+            "the manifest's artifact hash changed to match a swapped artifact",
+            Box::new({
+                let forger = forger.clone();
+                move |e| {
+                    let png = entry(e, "artifacts/plot.png");
+                    png.push(0);
+                    let (hash, size) = (adamviz::service::bundle::file_hash(png), png.len() as u64);
+                    resign(e, &forger, |m| {
+                        let a = m
+                            .artifacts
+                            .iter_mut()
+                            .find(|a| a.path == "artifacts/plot.png")
+                            .unwrap();
+                        a.sha256 = hash;
+                        a.size = size;
+                    });
+                }
+            }),
+            Code::Artifact,
+            "artifacts/plot.png".to_owned(),
+        ),
+        (
+            "an unknown extra file",
+            Box::new(|e| e.push(("artifacts/extra.txt".to_owned(), b"hello".to_vec()))),
+            Code::Artifact,
+            "artifacts/extra.txt".to_owned(),
+        ),
+        (
+            "a schema file edited",
+            Box::new(|e| {
+                let (_, bytes) = e
+                    .iter_mut()
+                    .find(|(n, _)| n.starts_with("schemas/"))
+                    .unwrap();
+                bytes.extend_from_slice(b" ");
+            }),
+            Code::Schema,
+            "schemas/".to_owned(),
+        ),
+        (
+            "a zip entry with ../ in its name",
+            Box::new(|e| e.push(("../escape.txt".to_owned(), b"x".to_vec()))),
+            Code::Invocation,
+            "$".to_owned(),
+        ),
+        (
+            "a zip bomb",
+            Box::new(|e| e.push(("artifacts/bomb.bin".to_owned(), vec![0u8; 50 << 20]))),
+            Code::Invocation,
+            "$".to_owned(),
+        ),
+    ];
+    for (attack, apply, code, path) in attacks {
+        let mut tampered = original.clone();
+        apply(&mut tampered);
+        let report = validate(&rezip(&tampered), &pinned);
+        assert_eq!(report.verdict, "FAIL", "{attack}: {}", report.text());
+        assert!(
+            report
+                .failures
+                .iter()
+                .any(|f| f.code == code && f.path.starts_with(&path)),
+            "{attack}: expected {code:?} at {path}:\n{}",
+            report.text()
+        );
+    }
+    // The whole bundle rewritten consistently and re-signed with another key: only a pinned key
+    // tells it from the real one.
+    let mut forged = original.clone();
+    resign(&mut forged, &forger, |m| {
+        m.signing_key.public_key = forger.public_hex();
+        m.signing_key.fingerprint = forger.fingerprint();
+    });
+    let forged = rezip(&forged);
+    assert_eq!(validate(&forged, &Options::default()).verdict, "PASS");
+    let report = validate(&forged, &pinned);
+    assert!(
+        report.failures.iter().any(|f| f.code == Code::Signature),
+        "{}",
+        report.text()
+    );
+    // The recorded source commit: found in this checkout, not in an empty repository.
+    let commit = adamviz::provenance::SOURCE_COMMIT;
+    if commit != "unknown" {
+        let here = Options {
+            repository: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+            ..Options::default()
+        };
+        let report = validate(&bundle, &here);
+        assert_eq!(report.verdict, "PASS", "{}", report.text());
+        assert_eq!(report.checks[10].outcome, "pass");
+        let empty = tempfile::tempdir().unwrap();
+        git2::Repository::init(empty.path()).unwrap();
+        let elsewhere = Options {
+            repository: Some(empty.path().to_path_buf()),
+            ..Options::default()
+        };
+        let report = validate(&bundle, &elsewhere);
+        assert!(
+            report.failures.iter().any(|f| f.code == Code::Git),
+            "{}",
+            report.text()
+        );
+    }
+    // The command line: exit 0 PASS (with --replay: the script re-run in the sandbox), 5 FAIL,
+    // 2 bad invocation; --json is canonical JSON with its own digest.
+    let file = dir.path().join("bundle.zip");
+    std::fs::write(&file, &bundle).unwrap();
+    let validate_cli = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_adamviz"))
+            .arg("evidence")
+            .arg("validate")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let path = file.to_str().unwrap();
+    let passed = validate_cli(&[path, "--replay"]);
+    let text = String::from_utf8_lossy(&passed.stdout).into_owned();
+    assert_eq!(passed.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("replay in the sandbox                    pass"),
+        "{text}"
+    );
+    let json = validate_cli(&[path, "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["verdict"], "PASS");
+    assert_eq!(report["report_sha256"].as_str().unwrap().len(), 64);
+    let mut tampered = original.clone();
+    let png = entry(&mut tampered, "artifacts/plot.png");
+    let at = png.len() / 3;
+    png[at] ^= 0x80;
+    std::fs::write(&file, rezip(&tampered)).unwrap();
+    let failed = validate_cli(&[path]);
+    let text = String::from_utf8_lossy(&failed.stdout).into_owned();
+    assert_eq!(failed.status.code(), Some(5), "{text}");
+    assert!(text.contains("FAIL ARTIFACT artifacts/plot.png"), "{text}");
+    assert_eq!(
+        validate_cli(&["/nonexistent/bundle.zip"]).status.code(),
+        Some(2)
+    );
+}

@@ -5,12 +5,13 @@
 // downloaded script and snapshot reproduce the statistics with Rscript. Then the refusals:
 // no session, no PNG; a reviewer gets no Run button, and the server says 403.
 import { test, expect, type Page } from "@playwright/test";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUTHOR, QA, hydrated, logIn, shoot } from "./people";
 import { decodePng } from "./png";
+import { flipStoredByte } from "./zipflip";
 
 test.describe.configure({ mode: "serial" });
 
@@ -150,6 +151,23 @@ test("the downloaded script and snapshot reproduce the page's statistics with Rs
   const fingerprint = footer.match(/sha256:[0-9a-f]{64}/)?.[0];
   expect(fingerprint).toBeTruthy();
   expect(zip.includes(Buffer.from(fingerprint!))).toBe(true);
+  // Checked offline with adamviz's own validator: PASS; with the script re-run in the sandbox;
+  // with the source commit looked up in this checkout. Then one byte of plot.png flipped inside
+  // the zip: FAIL, exit 5, ARTIFACT naming plot.png.
+  const adamviz = process.env.ADAMVIZ_BIN ?? join(__dirname, "..", "..", "target", "debug", "adamviz");
+  const repository = join(__dirname, "..", "..");
+  const validate = (file: string, ...flags: string[]) =>
+    spawnSync(adamviz, ["evidence", "validate", file, ...flags], { encoding: "utf8" });
+  for (const flags of [[], ["--replay"], ["--repository", repository]]) {
+    const run = validate(bundle, ...flags);
+    expect(run.status, `${flags.join(" ")}\n${run.stdout}${run.stderr}`).toBe(0);
+    expect(run.stdout).toContain("PASS");
+  }
+  const tampered = join(dir, "tampered.zip");
+  writeFileSync(tampered, flipStoredByte(zip, "artifacts/plot.png"));
+  const failed = validate(tampered);
+  expect(failed.status, failed.stdout).toBe(5);
+  expect(failed.stdout).toContain("FAIL ARTIFACT artifacts/plot.png");
   const statistics = JSON.parse(readFileSync(join(dir, "out", "statistics.json"), "utf8"));
   const rows = page.getByRole("table", { name: /Per treatment and visit/ }).getByRole("row");
   const shown = (await rows.allTextContents()).length - 1;

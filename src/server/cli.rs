@@ -138,7 +138,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Revisions(command) => run::run_revisions(command),
         Command::Users(command) => users::run(command),
         Command::Key(command) => key::run(command),
-        Command::Evidence(command) => evidence::run(command),
+        Command::Evidence(command) => evidence::run(command).await,
     }
 }
 

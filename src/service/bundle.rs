@@ -264,12 +264,17 @@ fn write_zip(entries: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportError> {
         .compression_level(Some(6))
         .last_modified_time(zip::DateTime::default())
         .unix_permissions(0o644);
-    // The small top-level files are stored uncompressed: readable with the simplest tools.
+    // The top-level files are stored uncompressed: readable with the simplest tools.
     let stored = options
         .compression_method(zip::CompressionMethod::Stored)
         .compression_level(None);
     for (path, bytes) in entries {
-        let options = if path.contains('/') { options } else { stored };
+        // Artifacts too: a PNG is compressed already, and a byte of one can be found in place.
+        let options = if path.contains('/') && !path.starts_with("artifacts/") {
+            options
+        } else {
+            stored
+        };
         writer
             .start_file(path.as_str(), options)
             .map_err(zip_error)?;

@@ -261,6 +261,45 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // The evidence bundle of that revision: export, then validate offline (without --replay).
+    {
+        let key_dir = tempfile::tempdir()?;
+        let key =
+            crate::service::installation_key::InstallationKey::load_or_create(key_dir.path())?;
+        let connection = database.connection()?;
+        let (mut export_ms, mut validate_ms) = (Vec::new(), Vec::new());
+        let mut bundle = Vec::new();
+        for _ in 0..21 {
+            let started = Instant::now();
+            bundle = crate::service::bundle::export_bundle(
+                &connection,
+                &objects,
+                &key,
+                &made.revision.id,
+            )?;
+            export_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        for _ in 0..21 {
+            let started = Instant::now();
+            let report = crate::evidence::validate::validate(&bundle, &Default::default());
+            validate_ms.push(started.elapsed().as_secs_f64() * 1e3);
+            anyhow::ensure!(
+                report.verdict == "PASS",
+                "the bundle does not validate:\n{}",
+                report.text()
+            );
+        }
+        export_ms.sort_by(f64::total_cmp);
+        validate_ms.sort_by(f64::total_cmp);
+        let (export, validate) = (percentile(&export_ms, 0.5), percentile(&validate_ms, 0.5));
+        println!(
+            "evidence bundle ({} bytes): export median {export:.1} ms (target ≤ 100 ms: {}); validate without --replay median {validate:.1} ms (target ≤ 200 ms: {}); 21 runs each",
+            bundle.len(),
+            verdict(export <= 100.0),
+            verdict(validate <= 200.0)
+        );
+    }
+
     // The server.
     let state = AppState {
         leptos_options: config.leptos_options.clone(),
