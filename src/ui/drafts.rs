@@ -14,7 +14,7 @@ use leptos_router::hooks::{use_location, use_params_map};
 
 use super::{auth::use_account, preview::PreviewPlot};
 use crate::{
-    api::drafts::{load_draft, preview_draft, ConfirmDraft, ConfirmOutcome},
+    api::drafts::{load_draft, move_at, preview_draft, ConfirmDraft, ConfirmOutcome},
     domain::{
         account::Role,
         confirmation::{AllowedAnswers, ConfirmationQuestion},
@@ -697,11 +697,7 @@ fn OrderedItem(
         move |up: bool, focus: String| {
             list.update(|l| {
                 if let Some(at) = l.iter().position(|(i, _)| *i == item) {
-                    if up && at > 0 {
-                        l.swap(at, at - 1);
-                    } else if !up && at + 1 < l.len() {
-                        l.swap(at, at + 1);
-                    }
+                    move_at(l, at, up);
                 }
             });
             refocus(focus);
@@ -733,38 +729,54 @@ fn OrderedItem(
             />
             <label for=keep_id>{item.clone()}</label>
             <span class="move-buttons">
-                <button
-                    type="submit"
+                <MoveButton
                     id=up_id
-                    name="move"
                     value=format!("{id}:up:{item}")
-                    formmethod="get"
-                    formaction=draft_href.get_value()
-                    aria-label=format!("Move {item} up")
-                    on:click=move |ev| {
-                        ev.prevent_default();
-                        move_up(true, up_focus.clone());
-                    }
-                >
-                    "Up"
-                </button>
-                <button
-                    type="submit"
+                    label=format!("Move {item} up")
+                    text="Up"
+                    draft_href
+                    on_move=move || move_up(true, up_focus.clone())
+                />
+                <MoveButton
                     id=down_id
-                    name="move"
                     value=format!("{id}:down:{item}")
-                    formmethod="get"
-                    formaction=draft_href.get_value()
-                    aria-label=format!("Move {item} down")
-                    on:click=move |ev| {
-                        ev.prevent_default();
-                        move_down(false, down_focus.clone());
-                    }
-                >
-                    "Down"
-                </button>
+                    label=format!("Move {item} down")
+                    text="Down"
+                    draft_href
+                    on_move=move || move_down(false, down_focus.clone())
+                />
             </span>
         </li>
+    }
+}
+
+/// A move button: with wasm it moves the item in place; without, it sends the form to the
+/// draft page (GET), which applies the move named by its value.
+#[component]
+fn MoveButton(
+    id: String,
+    value: String,
+    label: String,
+    text: &'static str,
+    draft_href: StoredValue<String>,
+    on_move: impl Fn() + 'static,
+) -> impl IntoView {
+    view! {
+        <button
+            type="submit"
+            id=id
+            name="move"
+            value=value
+            formmethod="get"
+            formaction=draft_href.get_value()
+            aria-label=label
+            on:click=move |ev| {
+                ev.prevent_default();
+                on_move();
+            }
+        >
+            {text}
+        </button>
     }
 }
 

@@ -95,9 +95,13 @@ pub fn apply_move(answers: &mut DraftAnswers, instruction: &str) {
 
 /// Moves `value` in `list` one place towards the front (`up`) or the back.
 pub fn move_in(list: &mut [String], value: &str, up: bool) {
-    let Some(at) = list.iter().position(|item| item == value) else {
-        return;
-    };
+    if let Some(at) = list.iter().position(|item| item == value) {
+        move_at(list, at, up);
+    }
+}
+
+/// Moves the item at `at` one place towards the front (`up`) or the back; at an end, nothing.
+pub fn move_at<T>(list: &mut [T], at: usize, up: bool) {
     if up && at > 0 {
         list.swap(at, at - 1);
     } else if !up && at + 1 < list.len() {
