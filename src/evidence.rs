@@ -4,6 +4,7 @@
 //! verify → [`record::Verified`]); one module per kind defines its Rust type.
 
 pub mod actor;
+pub mod approval;
 pub mod artifact_bundle;
 pub mod canonical;
 pub mod dsse;
@@ -12,6 +13,7 @@ pub mod execution_request;
 pub mod execution_verification;
 pub mod kinds;
 pub mod record;
+pub mod reproduction;
 pub mod revision_context;
 pub mod revision_lifecycle;
 pub mod schemas;

@@ -2,12 +2,14 @@
 //! logic. A server function or CLI command calls one of these; they know nothing of HTTP.
 
 pub mod accounts;
+pub mod approvals;
 pub mod bundle;
 pub mod datasets;
 pub mod drafts;
 pub mod execution;
 pub mod installation_key;
 pub mod prepare;
+pub mod reproduction;
 pub mod revisions;
 pub mod runs;
 pub mod startup;

@@ -162,6 +162,7 @@ impl Fixture {
                 request_hash,
                 actor: Actor::command_line(),
                 inputs: inputs(),
+                parent: None,
             },
         )
         .unwrap();

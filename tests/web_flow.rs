@@ -6,77 +6,27 @@
 //! Experimental/Draft revision does not run, and the revision page reads everything back.
 #![cfg(feature = "ssr")]
 
+#[path = "support/flow_server.rs"]
+mod flow_server;
 #[path = "support/study_shapes.rs"]
 mod study_shapes;
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use flow_server::*;
+
+use std::path::PathBuf;
 
 use adamviz::{
     api::drafts::{apply_move, DraftAddress},
-    domain::{
-        account::{Account, Role},
-        digest::Sha256Digest,
-        draft::DraftAnswers,
-        ids::RevisionId,
-        revision::{RevisionStatus, RunStatus},
-    },
-    evidence::actor::Actor,
+    domain::revision::{RevisionStatus, RunStatus},
     evidence::dsse::Envelope,
-    ingest::{profile::profile_table, read_dataset, table::Table},
-    runner::{Runner, RunnerConfig},
     service::{
         bundle::{export_bundle, ExportError, Manifest},
-        datasets::DatasetCache,
         drafts::{answer_draft, answers_of, preview},
-        execution::{ExecutionService, UploadInfo},
         installation_key::InstallationKey,
         revisions::{revision_detail, RevisionSources},
-        runs::{run_status, start_run, RunBoard, RunContext, StartRunError},
-        upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
+        runs::{start_run, StartRunError},
     },
-    store::{db::Database, objects::ObjectStore, repository::get_revision},
 };
-
-const QUESTION: &str = "ALT over time by arm";
-
-struct Loaded {
-    table: Arc<Table>,
-    profile: adamviz::domain::profile::DatasetProfile,
-    digest: Sha256Digest,
-}
-
-fn pilot_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adlbc.xpt")
-}
-
-fn load(bytes: &[u8]) -> Loaded {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256Digest::from_bytes(Sha256::digest(bytes).into());
-    let table = read_dataset(bytes).unwrap();
-    let profile = profile_table(&table, digest, 3);
-    Loaded {
-        table: Arc::new(table),
-        profile,
-        digest,
-    }
-}
-
-fn pilot() -> &'static Loaded {
-    static PILOT: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
-    PILOT.get_or_init(|| load(&std::fs::read(pilot_path()).expect("../shared/data/adlbc.xpt")))
-}
-
-fn proposed(loaded: &Loaded) -> DraftAnswers {
-    let draft = answer_draft(
-        QUESTION,
-        &loaded.profile,
-        &loaded.table,
-        loaded.digest,
-        None,
-    )
-    .unwrap();
-    answers_of(&draft.spec)
-}
 
 #[test]
 fn the_proposals_confirm_and_the_preview_counts_the_subjects_the_verifier_counts() {
@@ -280,119 +230,6 @@ fn the_draft_address_holds_the_answers_and_a_move() {
     let mut moved = parsed.answers.unwrap();
     apply_move(&mut moved, parsed.move_item.as_deref().unwrap());
     assert_eq!(moved.visits, ["Baseline", "Week 2"]);
-}
-
-struct Server {
-    database: Database,
-    objects: ObjectStore,
-    run: RunContext,
-    upload: UploadInfo,
-    actor: Actor,
-    _dir: tempfile::TempDir,
-}
-
-fn server(max_concurrent: usize) -> Server {
-    server_with(max_concurrent, None)
-}
-
-/// A server whose runner calls `rscript` instead of R's, when given.
-fn server_with(max_concurrent: usize, rscript: Option<&str>) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    let database = Database::open_in(&data).unwrap();
-    let objects = ObjectStore::open(&data).unwrap();
-    let received = receive_upload(
-        &objects,
-        std::fs::File::open(pilot_path()).unwrap(),
-        "synthetic",
-        DEFAULT_UPLOAD_LIMIT,
-    )
-    .unwrap();
-    let mut config = RunnerConfig::new();
-    config.work_root = dir.path().join("work");
-    config.max_concurrent = max_concurrent;
-    if let Some(rscript) = rscript {
-        config.rscript = PathBuf::from(rscript);
-    }
-    std::fs::create_dir_all(&config.work_root).unwrap();
-    let board = Arc::new(RunBoard::new(max_concurrent));
-    let execution = ExecutionService::new(
-        database.clone(),
-        objects.clone(),
-        Arc::new(Runner::new(config)),
-    )
-    .observed_by(board.observer());
-    let account = Account {
-        id: 7,
-        name: "ann".to_owned(),
-        roles: vec![Role::Author],
-        disabled: false,
-        created_at: "2026-12-04T00:00:00Z".to_owned(),
-    };
-    Server {
-        run: RunContext {
-            execution,
-            board,
-            datasets: Arc::new(DatasetCache::new(2)),
-        },
-        upload: UploadInfo {
-            content_hash: received.object.digest,
-            classification: "synthetic".to_owned(),
-            file_name: "adlbc.xpt".to_owned(),
-            size: received.object.size,
-        },
-        actor: Actor::web(&account),
-        database,
-        objects,
-        _dir: dir,
-    }
-}
-
-impl Server {
-    async fn revision(&self, answers: Option<DraftAnswers>) -> RevisionId {
-        let pilot = pilot();
-        let draft = answer_draft(
-            QUESTION,
-            &pilot.profile,
-            &pilot.table,
-            pilot.digest,
-            answers.as_ref(),
-        )
-        .unwrap();
-        let spec = draft.confirmed.expect("confirms");
-        self.run
-            .execution
-            .materialize(&spec, Arc::clone(&pilot.table), &self.upload, &self.actor)
-            .await
-            .unwrap()
-            .revision
-            .id
-    }
-
-    async fn status(&self, id: &RevisionId) -> RunStatus {
-        let key = id.clone();
-        let revision = self
-            .database
-            .call(move |c| get_revision(c, &key).map_err(anyhow::Error::from))
-            .await
-            .unwrap()
-            .unwrap();
-        run_status(&self.database, &self.run.board, &revision)
-            .await
-            .unwrap()
-    }
-
-    async fn settled(&self, id: &RevisionId) -> RunStatus {
-        for _ in 0..1200 {
-            let status = self.status(id).await;
-            if !status.is_moving() {
-                return status;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("revision {id} did not settle in two minutes");
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -678,6 +515,51 @@ fn resign(
     *entry(entries, "manifest.dsse.json") = serde_jcs::to_vec(&envelope).unwrap();
 }
 
+/// What a forger with the database and the key does: record `path` edited by `edit` and
+/// re-sealed, every later record re-linked to the new hashes and re-sealed, the manifest
+/// re-signed. Only the meaning of the records can give it away.
+fn forge(
+    entries: &mut [(String, Vec<u8>)],
+    key: &InstallationKey,
+    path: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) {
+    fn rename(value: &mut serde_json::Value, renamed: &[(String, String)]) {
+        match value {
+            serde_json::Value::String(text) => {
+                if let Some((_, new)) = renamed.iter().find(|(old, _)| old == text) {
+                    *text = new.clone();
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| rename(v, renamed)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| rename(v, renamed)),
+            _ => {}
+        }
+    }
+    let mut manifest: Manifest = serde_json::from_slice(entry(entries, "manifest.json")).unwrap();
+    let start = manifest
+        .records
+        .iter()
+        .position(|r| r.path == path)
+        .unwrap();
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    let mut edit = Some(edit);
+    for record in &mut manifest.records[start..] {
+        let bytes = entry(entries, &record.path);
+        let mut value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        if let Some(edit) = edit.take() {
+            edit(&mut value);
+        }
+        rename(&mut value, &renamed);
+        reseal(&mut value);
+        let new = value["record_hash"].as_str().unwrap().to_owned();
+        renamed.push((record.record_hash.clone(), new.clone()));
+        record.record_hash = new;
+        *bytes = serde_jcs::to_vec(&value).unwrap();
+    }
+    resign(entries, key, |m| *m = manifest);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() {
     use adamviz::evidence::validate::{validate, Code, Options};
@@ -687,6 +569,43 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
         .await
         .unwrap();
     assert_eq!(server.settled(&id).await, RunStatus::Verified);
+    // A second person approves it and a second run reproduces it: both records travel.
+    let rex = {
+        let mut connection = server.database.connection().unwrap();
+        let rex = adamviz::service::accounts::create_account(
+            &mut connection,
+            "rex",
+            "correct horse battery",
+            &[adamviz::domain::account::Role::Reviewer],
+            None,
+            None,
+            adamviz::service::accounts::now(),
+        )
+        .unwrap();
+        adamviz::service::approvals::sign(
+            &mut connection,
+            &rex,
+            &adamviz::service::approvals::SignRequest {
+                revision_id: id.clone(),
+                decision: adamviz::evidence::approval::Decision::Approved,
+                meaning: Some(adamviz::evidence::approval::SignatureMeaning::Approved),
+                comment: None,
+                password: "correct horse battery".to_owned(),
+                evidence_head_seen: None,
+            },
+            None,
+            adamviz::service::accounts::now(),
+        )
+        .unwrap();
+        rex
+    };
+    adamviz::service::reproduction::reproduce(
+        &server.run.execution,
+        &id,
+        &adamviz::evidence::actor::Actor::web(&rex),
+    )
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let key = InstallationKey::load_or_create(dir.path()).unwrap();
     let other_dir = tempfile::tempdir().unwrap();
@@ -702,6 +621,14 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
     let report = validate(&bundle, &pinned);
     assert_eq!(report.verdict, "PASS", "{}", report.text());
     assert_eq!(report.checks.len(), 12);
+    assert_eq!(report.checks[9].outcome, "pass", "{}", report.text());
+    assert_eq!(report.signatures.len(), 1);
+    assert!(
+        report.signatures[0].starts_with("approved by rex (rex) at ")
+            && report.signatures[0].ends_with(", meaning: approved"),
+        "{:?}",
+        report.signatures
+    );
     let original = entries(&bundle);
     let manifest: Manifest = serde_json::from_slice(&original[1].1).unwrap();
     let record_path = |kind: &str| {
@@ -871,6 +798,59 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
             }),
             Code::Schema,
             "schemas/".to_owned(),
+        ),
+        (
+            "an approval signed by the revision's author (the ledger rewritten, re-signed)",
+            Box::new({
+                let key = key.clone();
+                let p = record_path("approval");
+                let author = server.actor.account_id;
+                move |e| forge(e, &key, &p, |v| v["signer"]["account_id"] = author.into())
+            }),
+            Code::Link,
+            "$.signer.account_id".to_owned(),
+        ),
+        (
+            "an approval by an account without the reviewer role",
+            Box::new({
+                let key = key.clone();
+                let p = record_path("approval");
+                move |e| {
+                    forge(e, &key, &p, |v| {
+                        v["signer"]["roles"] = serde_json::json!(["author"])
+                    })
+                }
+            }),
+            Code::Link,
+            "$.signer.roles".to_owned(),
+        ),
+        (
+            "an approval bound to another evidence head",
+            Box::new({
+                let key = key.clone();
+                let p = record_path("approval");
+                move |e| {
+                    forge(e, &key, &p, |v| {
+                        v["evidence_head"] = "ab".repeat(32).into();
+                    })
+                }
+            }),
+            Code::Link,
+            "$.evidence_head".to_owned(),
+        ),
+        (
+            "a reproduction whose analytical hash differs",
+            Box::new({
+                let key = key.clone();
+                let p = record_path("reproduction");
+                move |e| {
+                    forge(e, &key, &p, |v| {
+                        v["reproduced"]["analytical_hash"] = "cd".repeat(32).into();
+                    })
+                }
+            }),
+            Code::Replay,
+            "$.reproduced.analytical_hash".to_owned(),
         ),
         (
             "a zip entry with ../ in its name",

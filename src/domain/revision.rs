@@ -216,3 +216,24 @@ pub struct RevisionDetail {
     /// A fresh idempotency key for this page's Run form.
     pub run_key: String,
 }
+
+/// One signature as pages and bundles show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureView {
+    /// The printed name.
+    pub printed_name: String,
+    /// The account name.
+    pub account_name: String,
+    /// When (canonical UTC).
+    pub signed_at: String,
+    /// `approved` or `changes_requested`.
+    pub decision: String,
+    /// `reviewed`, `approved`, `responsible` (approvals).
+    pub meaning: Option<String>,
+    /// The comment.
+    pub comment: Option<String>,
+    /// The version signed.
+    pub revision_version: i64,
+    /// The record's hash.
+    pub record_hash: String,
+}

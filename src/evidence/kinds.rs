@@ -4,11 +4,13 @@
 //! for `adamviz ledger verify`, whose chain pass makes the others.
 
 use super::{
+    approval::ApprovalRecord,
     artifact_bundle::ArtifactBundleRecord,
     execution_attempt::ExecutionAttemptRecord,
     execution_request::ExecutionRequest,
     execution_verification::ExecutionVerificationRecord,
     record::{check_schema_and_type, EvidenceError, EvidenceRecord, Unverified, Verified},
+    reproduction::ReproductionRecord,
     revision_context::RevisionContextRecord,
     revision_lifecycle::RevisionLifecycleRecord,
 };
@@ -31,16 +33,22 @@ pub enum AnyRecord {
     Lifecycle(Verified<RevisionLifecycleRecord>),
     /// `revision_context`.
     Context(Verified<RevisionContextRecord>),
+    /// `approval`.
+    Approval(Verified<ApprovalRecord>),
+    /// `reproduction`.
+    Reproduction(Verified<ReproductionRecord>),
 }
 
 /// Every kind adamviz writes.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 8] = [
     ExecutionRequest::KIND,
     ExecutionAttemptRecord::KIND,
     ExecutionVerificationRecord::KIND,
     ArtifactBundleRecord::KIND,
     RevisionLifecycleRecord::KIND,
     RevisionContextRecord::KIND,
+    ApprovalRecord::KIND,
+    ReproductionRecord::KIND,
 ];
 
 /// Why a stored record did not verify.
@@ -74,6 +82,8 @@ pub fn verify_stored(
         ArtifactBundleRecord::KIND => AnyRecord::Bundle(verify(bytes, previous)?),
         RevisionLifecycleRecord::KIND => AnyRecord::Lifecycle(verify(bytes, previous)?),
         RevisionContextRecord::KIND => AnyRecord::Context(verify(bytes, previous)?),
+        ApprovalRecord::KIND => AnyRecord::Approval(verify(bytes, previous)?),
+        ReproductionRecord::KIND => AnyRecord::Reproduction(verify(bytes, previous)?),
         other => return Err(StoredRecordError::UnknownKind(other.to_owned())),
     })
 }
@@ -101,6 +111,8 @@ pub fn check_schema_and_type_of(
         RevisionContextRecord::KIND => {
             check_schema_and_type::<RevisionContextRecord>(value).map(drop)
         }
+        ApprovalRecord::KIND => check_schema_and_type::<ApprovalRecord>(value).map(drop),
+        ReproductionRecord::KIND => check_schema_and_type::<ReproductionRecord>(value).map(drop),
         other => return Err(StoredRecordError::UnknownKind(other.to_owned())),
     }
     .map_err(StoredRecordError::from)

@@ -146,8 +146,29 @@ pub static REVISION_CONTEXT_V4: SchemaFile = schema_file!(
     "504cea32d36324acdf8d367ed14f96e6974e64407e578c39953fe5e575890bc8"
 );
 
+/// `schemas/revision-lifecycle-v3.schema.json`: adds `approved` and the parent revision.
+pub static REVISION_LIFECYCLE_V3: SchemaFile = schema_file!(
+    "revision-lifecycle-v3.schema.json",
+    "8356cea5ca3fcf4cb5a1f3b4982ac5963803ac82eec8207e1ec507eca855425d",
+    "b15faf2d641d9a72e5a10a9d76f46123d370e23552d97db04695bc8ecc9086d8"
+);
+
+/// `schemas/approval-v1.schema.json`: an electronic signature on a Verified revision.
+pub static APPROVAL_V1: SchemaFile = schema_file!(
+    "approval-v1.schema.json",
+    "dc0f40617bc008ad8955524772a9816862f0a4de578367e58f1a81c96cb18bce",
+    "4bed3dd63e33532ff88893a818d98ea65e20484df27dc6d30385828d327419a2"
+);
+
+/// `schemas/reproduction-v1.schema.json`: a retained result run again.
+pub static REPRODUCTION_V1: SchemaFile = schema_file!(
+    "reproduction-v1.schema.json",
+    "37698e1baf435c1451ac203415228e236b24638dedcf3bd4a0ae1ea02940cbce",
+    "3b1d02c1ce62d17d18a3094b6dec0c191ececfa5410f1a6a67dbb6b064c12921"
+);
+
 /// Every schema adamviz knows: the versions it writes and the older ones it still reads.
-pub static ALL_SCHEMAS: [&SchemaFile; 16] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 19] = [
     &EXECUTION_REQUEST_V4,
     &EXECUTION_REQUEST_V3,
     &EXECUTION_REQUEST_V2,
@@ -158,7 +179,10 @@ pub static ALL_SCHEMAS: [&SchemaFile; 16] = [
     &EXECUTION_ATTEMPT_V1,
     &EXECUTION_VERIFICATION_V1,
     &ARTIFACT_BUNDLE_V1,
+    &REVISION_LIFECYCLE_V3,
     &REVISION_LIFECYCLE_V2,
+    &APPROVAL_V1,
+    &REPRODUCTION_V1,
     &REVISION_LIFECYCLE_V1,
     &REVISION_CONTEXT_V4,
     &REVISION_CONTEXT_V3,

@@ -25,6 +25,44 @@ pub fn record_summary(record: &serde_json::Value) -> String {
             record["version"]
         ),
         "revision_context" => format!("question {:?}", text("question")),
+        "approval" => match record["meaning"].as_str() {
+            Some(meaning) => format!(
+                "{} by {} ({meaning}) at {}",
+                text("decision"),
+                record["signer"]["printed_name"]
+                    .as_str()
+                    .unwrap_or_default(),
+                text("signed_at")
+            ),
+            None => format!(
+                "changes requested by {} at {}: {}",
+                record["signer"]["printed_name"]
+                    .as_str()
+                    .unwrap_or_default(),
+                text("signed_at"),
+                text("comment")
+            ),
+        },
+        "reproduction" => match record["outcome"].as_str() {
+            Some("reproduced") => format!(
+                "reproduced: analytical hash {}{}",
+                record["reproduced"]["analytical_hash"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(12)
+                    .collect::<String>(),
+                if record["same_environment"] == true {
+                    ", same environment, same image".to_owned()
+                } else {
+                    format!(
+                        ", environment differs: {}",
+                        record["environment_differences"]
+                    )
+                }
+            ),
+            _ => format!("FAILED: {}", record["failures"]),
+        },
         _ => String::new(),
     }
 }

@@ -107,6 +107,8 @@ pub struct Report {
     pub failures: Vec<Failure>,
     /// Records, artifacts and schemas read.
     pub counts: BTreeMap<&'static str, usize>,
+    /// The signatures the `approval` records carry, in words (name, date and time, meaning).
+    pub signatures: Vec<String>,
     /// `PASS` or `FAIL`.
     pub verdict: &'static str,
 }
@@ -220,7 +222,7 @@ pub fn validate(bytes: &[u8], options: &Options) -> Report {
     v.check_links(&manifest, &records);
     v.check_artifacts(&archive, &manifest, &records);
     v.check_recomputed(&archive, &records);
-    v.not_run(10, "replay in the sandbox", "not asked (--replay)");
+    v.check_reproductions(&records);
     match &options.repository {
         Some(path) => v.check_repository(path, &records_for_git),
         None => v.not_run(
@@ -256,6 +258,7 @@ struct Validation {
     checks: Vec<CheckReport>,
     failures: Vec<Failure>,
     counts: BTreeMap<&'static str, usize>,
+    signatures: Vec<String>,
 }
 
 /// The records by kind, parsed.
@@ -338,6 +341,7 @@ impl Validation {
             checks: self.checks,
             failures: self.failures,
             counts: self.counts,
+            signatures: self.signatures,
         }
     }
 
@@ -609,12 +613,204 @@ impl Validation {
             }
             _ => self.failure(Code::Link, None, "$", "the bundle lacks an execution request, a passing verification or an artifact bundle record".to_owned()),
         }
+        self.link_signatures(records);
         self.close(
             5,
             before,
             Code::Link,
-            "request → verification → bundle → context linked".to_owned(),
+            "request → verification → bundle → context linked; signatures bound".to_owned(),
         );
+    }
+
+    /// Each `approval` record: signed by a reviewer other than the revision's author, of the
+    /// Verified version it names, bound to the head of the records before it; an approving one
+    /// followed by the `approved` lifecycle record naming it, and every `approved` lifecycle
+    /// record naming an approving signature in the bundle.
+    fn link_signatures(&mut self, records: &Records) {
+        let author = records
+            .iter()
+            .find(|(k, v)| k == "revision_lifecycle" && v["event"] == "created")
+            .map(|(_, v)| v["actor"]["account_id"].clone());
+        let mut status = serde_json::Value::Null;
+        let mut version = serde_json::Value::Null;
+        for (index, (kind, value)) in records.iter().enumerate() {
+            let record = Some(index + 1);
+            if kind == "revision_lifecycle" {
+                if value["event"] == "approved" {
+                    let named = records.iter().any(|(k, v)| {
+                        k == "approval"
+                            && v["record_hash"] == value["approval_hash"]
+                            && v["decision"] == "approved"
+                    });
+                    if !named {
+                        self.failure(
+                            Code::Link,
+                            record,
+                            "$.approval_hash",
+                            "names no approving signature in the bundle".to_owned(),
+                        );
+                    }
+                }
+                status = value["to_status"].clone();
+                version = value["version"].clone();
+                continue;
+            }
+            if kind != "approval" {
+                continue;
+            }
+            let signer = &value["signer"];
+            self.signatures.push(format!(
+                "{} by {} ({}) at {}{}",
+                value["decision"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace('_', " "),
+                signer["printed_name"].as_str().unwrap_or_default(),
+                signer["account_name"].as_str().unwrap_or_default(),
+                value["signed_at"].as_str().unwrap_or_default(),
+                value["meaning"]
+                    .as_str()
+                    .map(|m| format!(", meaning: {m}"))
+                    .unwrap_or_default()
+            ));
+            if author
+                .as_ref()
+                .is_some_and(|a| !a.is_null() && *a == signer["account_id"])
+            {
+                self.failure(
+                    Code::Link,
+                    record,
+                    "$.signer.account_id",
+                    format!(
+                        "signed by the revision's author (account {}): a second person must sign",
+                        signer["account_id"]
+                    ),
+                );
+            }
+            let reviewer = signer["roles"]
+                .as_array()
+                .is_some_and(|roles| roles.iter().any(|r| r == "reviewer"));
+            if !reviewer {
+                self.failure(
+                    Code::Link,
+                    record,
+                    "$.signer.roles",
+                    format!(
+                        "the signer {} did not have the reviewer role",
+                        signer["account_name"]
+                    ),
+                );
+            }
+            let head = index
+                .checked_sub(1)
+                .map(|i| records[i].1["record_hash"].clone())
+                .unwrap_or_default();
+            if value["evidence_head"] != head {
+                self.failure(
+                    Code::Link,
+                    record,
+                    "$.evidence_head",
+                    format!(
+                        "bound to {}, but the revision's evidence before it ends at {head}",
+                        value["evidence_head"]
+                    ),
+                );
+            }
+            if status != "verified" || value["revision_version"] != version {
+                self.failure(
+                    Code::Link,
+                    record,
+                    "$.revision_version",
+                    format!(
+                        "signs version {} but the revision was {status} at version {version}",
+                        value["revision_version"]
+                    ),
+                );
+            }
+            if value["decision"] == "approved" {
+                let followed = records[index + 1..].iter().any(|(k, v)| {
+                    k == "revision_lifecycle"
+                        && v["event"] == "approved"
+                        && v["approval_hash"] == value["record_hash"]
+                });
+                if !followed {
+                    self.failure(
+                        Code::Link,
+                        record,
+                        "$.record_hash",
+                        "an approval no approved lifecycle record names".to_owned(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Check 10, offline part: every `reproduction` record reproduced the bundle's analytical
+    /// hash (and, in the same environment, its image hash).
+    fn check_reproductions(&mut self, records: &Records) {
+        let before = self.failures.len();
+        let bundle = records
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "artifact_bundle")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let mut count = 0;
+        for (index, (kind, value)) in records.iter().enumerate() {
+            if kind != "reproduction" {
+                continue;
+            }
+            count += 1;
+            let record = Some(index + 1);
+            for side in ["original", "reproduced"] {
+                if value[side]["analytical_hash"] != bundle["analytical_hash"] {
+                    self.failure(
+                        Code::Replay,
+                        record,
+                        &format!("$.{side}.analytical_hash"),
+                        format!(
+                            "{} is not the bundle's analytical hash {}",
+                            value[side]["analytical_hash"], bundle["analytical_hash"]
+                        ),
+                    );
+                }
+            }
+            if value["same_environment"] == true
+                && value["reproduced"]["image_hash"] != bundle["image_hash"]
+            {
+                self.failure(
+                    Code::Replay,
+                    record,
+                    "$.reproduced.image_hash",
+                    format!(
+                        "in the same environment the image hashes to {}, the bundle's to {}",
+                        value["reproduced"]["image_hash"], bundle["image_hash"]
+                    ),
+                );
+            }
+            if value["outcome"] != "reproduced" {
+                self.failure(
+                    Code::Replay,
+                    record,
+                    "$.outcome",
+                    format!("the reproduction failed: {}", value["failures"]),
+                );
+            }
+        }
+        if count == 0 {
+            self.not_run(
+                10,
+                "replay in the sandbox",
+                "no reproduction records; live replay not asked (--replay)",
+            );
+        } else {
+            self.close(
+                10,
+                before,
+                Code::Replay,
+                format!("{count} reproduction records reproduce the analytical hash"),
+            );
+        }
     }
 
     fn check_artifacts(&mut self, archive: &Archive, manifest: &Manifest, records: &Records) {
@@ -1136,6 +1332,9 @@ impl Report {
                 failure.message
             ));
         }
+        for signature in &self.signatures {
+            out.push_str(&format!("signature: {signature}\n"));
+        }
         let counts: Vec<String> = self
             .counts
             .iter()
@@ -1190,38 +1389,51 @@ pub fn replay_request(bytes: &[u8]) -> Result<(crate::runner::RunRequest, String
         record("revision_context")?,
         record("artifact_bundle")?,
     );
-    let columns = snapshot_columns(&context["snapshot"]["columns"])?;
-    let snapshot = read_snapshot_csv(
+    let file = |name: &str| {
         archive
             .files
-            .get("artifacts/snapshot.csv")
-            .ok_or("no snapshot.csv")?,
-        columns,
-    )?;
-    let script = archive
-        .files
-        .get("artifacts/script.R")
-        .ok_or("no script.R")?
-        .clone();
+            .get(&format!("artifacts/{name}"))
+            .ok_or(format!("no {name}"))
+    };
+    Ok((
+        run_request_from(
+            &request,
+            &context,
+            file("script.R")?.clone(),
+            file("snapshot.csv")?,
+        )?,
+        bundle["analytical_hash"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    ))
+}
+
+/// The run request of a retained result: the script's bytes and the snapshot read from its
+/// CSV with the column classes its `revision_context` record names, checked against the hashes
+/// its `execution_request` record names (the runner re-hashes both). Used by the bundle's
+/// replay and by the reproduction of a stored revision.
+pub fn run_request_from(
+    request: &serde_json::Value,
+    context: &serde_json::Value,
+    script: Vec<u8>,
+    snapshot_csv: &[u8],
+) -> Result<crate::runner::RunRequest, String> {
+    let columns = snapshot_columns(&context["snapshot"]["columns"])?;
+    let snapshot = read_snapshot_csv(snapshot_csv, columns)?;
     let hash = |field: &str| -> Result<crate::domain::digest::Sha256Digest, String> {
         crate::domain::digest::Sha256Digest::try_from(
             request[field].as_str().unwrap_or_default().to_owned(),
         )
         .map_err(|_| format!("the request's {field} is not a hash"))
     };
-    Ok((
-        crate::runner::RunRequest {
-            script,
-            expected_script_hash: hash("script_hash")?,
-            snapshot: std::sync::Arc::new(snapshot),
-            expected_snapshot_hash: hash("snapshot_hash")?,
-            image: serde_json::from_value(request["image"].clone()).unwrap_or_default(),
-        },
-        bundle["analytical_hash"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    ))
+    Ok(crate::runner::RunRequest {
+        script,
+        expected_script_hash: hash("script_hash")?,
+        snapshot: std::sync::Arc::new(snapshot),
+        expected_snapshot_hash: hash("snapshot_hash")?,
+        image: serde_json::from_value(request["image"].clone()).unwrap_or_default(),
+    })
 }
 
 impl Report {
@@ -1231,8 +1443,11 @@ impl Report {
         match outcome {
             Ok(detail) => {
                 if let Some(check) = check {
-                    check.outcome = "pass";
-                    check.detail = detail;
+                    // Recorded reproductions that failed keep the check failed.
+                    if check.outcome != "fail" {
+                        check.outcome = "pass";
+                        check.detail = detail;
+                    }
                 }
             }
             Err(message) => {

@@ -21,6 +21,7 @@ pub mod execute;
 pub mod key;
 pub mod ledger;
 pub mod profile;
+pub mod reproduce;
 pub mod run;
 pub mod spec;
 pub mod users;
@@ -54,6 +55,9 @@ pub enum Command {
     Execute(execute::ExecuteArgs),
     /// The whole governed path, headless: materialize, execute, verify, and print the outcome.
     Run(run::RunArgs),
+    /// Run a Verified or Approved revision's retained result again and record the outcome
+    /// (exit 1 when it does not reproduce).
+    Reproduce(reproduce::ReproduceArgs),
     /// Browse revisions.
     #[command(subcommand)]
     Revisions(run::RevisionsCommand),
@@ -135,6 +139,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Execute(args) => execute::run_execute(args).await,
         Command::Ledger(command) => ledger::run(command),
         Command::Run(args) => run::run_governed(args).await,
+        Command::Reproduce(args) => reproduce::run(args).await,
         Command::Revisions(command) => run::run_revisions(command),
         Command::Users(command) => users::run(command),
         Command::Key(command) => key::run(command),

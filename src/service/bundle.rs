@@ -147,6 +147,58 @@ Redraw the plot yourself (R with ggplot2, patchwork, jsonlite):
   cd artifacts && Rscript script.R snapshot.csv out/
 ";
 
+/// The README with the revision's signatures and reproductions in words (the `approval` and
+/// `reproduction` records under records/ are what a check relies on; these lines repeat them).
+fn readme(records: &[crate::store::ledger::StoredRecord]) -> String {
+    let lines: Vec<String> = records
+        .iter()
+        .filter(|r| r.kind == "approval" || r.kind == "reproduction")
+        .filter_map(|r| serde_json::from_slice::<serde_json::Value>(&r.record).ok())
+        .map(|record| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+            if record["kind"] == "approval" {
+                let signer = &record["signer"];
+                match record["meaning"].as_str() {
+                    Some(meaning) => format!(
+                        "  Signed by {} ({}) on {} UTC, meaning: {meaning}; version {}",
+                        text(&signer["printed_name"]),
+                        text(&signer["account_name"]),
+                        text(&record["signed_at"])
+                            .replace('T', " ")
+                            .trim_end_matches('Z'),
+                        record["revision_version"]
+                    ),
+                    None => format!(
+                        "  Changes requested by {} ({}) on {} UTC: {}",
+                        text(&signer["printed_name"]),
+                        text(&signer["account_name"]),
+                        text(&record["signed_at"])
+                            .replace('T', " ")
+                            .trim_end_matches('Z'),
+                        text(&record["comment"])
+                    ),
+                }
+            } else {
+                format!(
+                    "  Reproduction on {} UTC by {}: {}",
+                    text(&record["reproduced_at"])
+                        .replace('T', " ")
+                        .trim_end_matches('Z'),
+                    text(&record["actor"]["account_name"]),
+                    text(&record["outcome"])
+                )
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        return README.to_owned();
+    }
+    format!(
+        "{README}\nSignatures and reproductions (from the approval and reproduction records):\n\n{}\n",
+        lines.join("\n")
+    )
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(bytes))
@@ -247,7 +299,7 @@ pub fn export_bundle(
     let envelope_bytes =
         serde_jcs::to_vec(&envelope).map_err(|e| ExportError::Zip(e.to_string()))?;
     let mut ordered = vec![
-        ("README.txt".to_owned(), README.as_bytes().to_vec()),
+        ("README.txt".to_owned(), readme(&records).into_bytes()),
         ("manifest.json".to_owned(), manifest_bytes),
         ("manifest.dsse.json".to_owned(), envelope_bytes),
     ];

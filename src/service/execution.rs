@@ -251,6 +251,20 @@ impl ExecutionService {
         upload: &UploadInfo,
         actor: &Actor,
     ) -> Result<Materialized, ServiceError> {
+        self.materialize_revising(spec, table, upload, actor, None)
+            .await
+    }
+
+    /// [`ExecutionService::materialize`] of a revision that revises `parent` (its creation
+    /// record and row name it; a revision of nothing when `None`).
+    pub async fn materialize_revising(
+        &self,
+        spec: &PlotSpec,
+        table: Arc<Table>,
+        upload: &UploadInfo,
+        actor: &Actor,
+        parent: Option<RevisionId>,
+    ) -> Result<Materialized, ServiceError> {
         let actor = actor.clone();
         // Snapshot, compilation, profile and CSV are CPU work: kept off the async executor.
         let (prepared, inputs, csv) = {
@@ -323,6 +337,7 @@ impl ExecutionService {
                             request_hash,
                             inputs,
                             actor,
+                            parent,
                         },
                     )?)
                 })();

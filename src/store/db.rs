@@ -36,6 +36,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (5, "accounts", include_str!("migrations/0005_accounts.sql")),
     (6, "datasets", include_str!("migrations/0006_datasets.sql")),
+    (
+        7,
+        "approval_history",
+        include_str!("migrations/0007_approval_history.sql"),
+    ),
 ];
 
 /// Opens the database file at `path` for reading only: no migration, no change of journal mode

@@ -269,6 +269,8 @@ pub struct NewRevision {
     pub inputs: RevisionInputs,
     /// Who created it.
     pub actor: Actor,
+    /// The revision it revises, if any.
+    pub parent: Option<RevisionId>,
 }
 
 /// Creates a revision at version 1, Draft or Experimental/Draft, and appends its
@@ -297,14 +299,16 @@ pub fn create_revision(
             new.id.clone(),
             status,
             new.spec_hash,
+            new.parent.clone(),
             now.clone(),
             new.actor.clone(),
         ),
     )?;
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
-                                snapshot_hash, request_hash, created_at, inputs)
-         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                snapshot_hash, request_hash, created_at, inputs, author_name,
+                                parent_id)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             new.id,
             new.spec_hash.to_hex(),
@@ -314,7 +318,9 @@ pub fn create_revision(
             new.snapshot_hash.to_hex(),
             new.request_hash.map(|h| h.to_hex()),
             now,
-            inputs
+            inputs,
+            new.actor.account_name,
+            new.parent
         ],
     )?;
     get_revision(transaction, &new.id)?.ok_or_else(|| RepositoryError::NoRevision(new.id.clone()))

@@ -82,6 +82,10 @@ pub fn audit_rows(connection: &rusqlite::Connection) -> Result<Vec<RowProblem>, 
                     revision.version = record["version"].as_i64().unwrap_or(-1);
                     revision.bundle_hash = record["bundle_hash"].as_str().map(str::to_owned);
                 }
+                "approved" if revision.status == "verified" => {
+                    revision.status = "approved".to_owned();
+                    revision.version = record["version"].as_i64().unwrap_or(-1);
+                }
                 _ => problems.push(RowProblem {
                     table: "revisions",
                     id: text(&record, "revision_id"),
@@ -262,13 +266,13 @@ fn audit_bundle_rows(
     for row in rows {
         let (revision, attempt_state, revision_status) = row?;
         if attempt_state.as_deref() != Some("succeeded")
-            || revision_status.as_deref() != Some("verified")
+            || !matches!(revision_status.as_deref(), Some("verified" | "approved"))
         {
             problems.push(RowProblem {
                 table: "artifact_bundles",
                 id: revision,
                 detail: format!(
-                    "a bundle row needs a succeeded attempt of a verified revision; attempt {attempt_state:?}, revision {revision_status:?}"
+                    "a bundle row needs a succeeded attempt of a verified (or since approved) revision; attempt {attempt_state:?}, revision {revision_status:?}"
                 ),
             });
         }

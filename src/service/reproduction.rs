@@ -1,0 +1,292 @@
+//! Reproduction of a retained result: a Verified or Approved revision's script and snapshot
+//! read back from the object store (re-hashed), run in a fresh sandboxed R process, and
+//! compared with what was verified. The analytical hash must match; with the same environment
+//! fingerprint the image hash must match too; with another environment the parts that differ
+//! are named. The outcome, good or bad, is a `reproduction` evidence record.
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use super::execution::ExecutionService;
+use crate::{
+    domain::{digest::Sha256Digest, ids::RevisionId, revision::RevisionStatus},
+    evidence::{
+        actor::Actor,
+        reproduction::{
+            OriginalHashes, ReproducedHashes, ReproductionFindings, ReproductionInputs,
+            ReproductionOutcome, ReproductionRecord,
+        },
+        validate::run_request_from,
+    },
+    store::{
+        ledger::{append_evidence, records_about, utc_now},
+        repository::{get_revision, Revision},
+    },
+};
+
+/// Why a reproduction could not be made (a reproduction that ran and differed is not an
+/// error: it is a `failed` record).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReproduceError {
+    /// No such revision.
+    #[error("there is no revision {0}")]
+    NoRevision(RevisionId),
+    /// Only a retained (Verified or Approved) result is reproduced.
+    #[error("revision {id} is {status}: only a Verified or Approved revision has a retained result to reproduce")]
+    NotRetained {
+        /// The revision.
+        id: RevisionId,
+        /// Its status in words.
+        status: &'static str,
+    },
+    /// The stored records or objects cannot be read.
+    #[error("{0}")]
+    Stored(String),
+}
+
+/// What a reproduction recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reproduced {
+    /// The record's hash.
+    pub record_hash: Sha256Digest,
+    /// Reproduced or failed.
+    pub outcome: ReproductionOutcome,
+    /// Why it failed.
+    pub failures: Vec<String>,
+    /// The environment parts that differ.
+    pub environment_differences: Vec<String>,
+}
+
+/// The retained result of a revision, as its records and the store hold it.
+struct Retained {
+    revision: Revision,
+    request: Value,
+    context: Value,
+}
+
+fn latest(records: &[crate::store::ledger::StoredRecord], kind: &str) -> Option<Value> {
+    records
+        .iter()
+        .rev()
+        .find(|r| r.kind == kind)
+        .and_then(|r| serde_json::from_slice(&r.record).ok())
+}
+
+fn retained(connection: &Connection, id: &RevisionId) -> Result<Retained, ReproduceError> {
+    let stored = |e: &dyn std::fmt::Display| ReproduceError::Stored(e.to_string());
+    let revision = get_revision(connection, id)
+        .map_err(|e| stored(&e))?
+        .ok_or_else(|| ReproduceError::NoRevision(id.clone()))?;
+    if !matches!(
+        revision.status,
+        RevisionStatus::Verified | RevisionStatus::Approved
+    ) {
+        return Err(ReproduceError::NotRetained {
+            id: id.clone(),
+            status: revision.status.label(),
+        });
+    }
+    let records = records_about(connection, id).map_err(|e| stored(&e))?;
+    let missing = |kind: &str| ReproduceError::Stored(format!("{id} has no {kind} record"));
+    Ok(Retained {
+        request: latest(&records, "execution_request")
+            .ok_or_else(|| missing("execution_request"))?,
+        context: latest(&records, "revision_context").ok_or_else(|| missing("revision_context"))?,
+        revision,
+    })
+}
+
+/// Every leaf of `value` as `dotted.path = value`.
+fn leaves(prefix: &str, value: &Value, out: &mut std::collections::BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                leaves(&path, inner, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_owned(), other.to_string());
+        }
+    }
+}
+
+/// The parts of two environment records that differ, as dotted paths (`r_version`,
+/// `packages.ggplot2`, `graphics.libraries.cairo`), sorted.
+pub fn environment_differences(original: &Value, now: &Value) -> Vec<String> {
+    let (mut a, mut b) = (Default::default(), Default::default());
+    leaves("", original, &mut a);
+    leaves("", now, &mut b);
+    let mut paths: Vec<String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|path| a.get(*path) != b.get(*path))
+        .cloned()
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+fn digest_at(value: &Value, path: &[&str]) -> Result<Sha256Digest, ReproduceError> {
+    let text = path
+        .iter()
+        .fold(value, |v, key| &v[*key])
+        .as_str()
+        .unwrap_or_default();
+    Sha256Digest::try_from(text.to_owned()).map_err(|_| {
+        ReproduceError::Stored(format!(
+            "the revision context's {} is not a hash",
+            path.join(".")
+        ))
+    })
+}
+
+/// Reproduces revision `id` with the execution service's runner and store, and records the
+/// outcome as `actor`.
+pub async fn reproduce(
+    execution: &ExecutionService,
+    id: &RevisionId,
+    actor: &Actor,
+) -> Result<Reproduced, ReproduceError> {
+    let key = id.clone();
+    let retained = execution
+        .database()
+        .call(move |connection| {
+            Ok::<_, crate::store::db::DatabaseError>(retained(connection, &key))
+        })
+        .await
+        .map_err(|e| ReproduceError::Stored(e.to_string()))??;
+    let original = OriginalHashes {
+        analytical_hash: digest_at(&retained.context, &["outputs", "analytical_hash"])?,
+        image_hash: digest_at(&retained.context, &["outputs", "image_hash"])?,
+        environment_fingerprint: digest_at(&retained.context, &["environment_fingerprint"])?,
+    };
+    // The inputs from the store: `get` re-hashes every object and refuses corrupt bytes.
+    let objects = execution.objects().clone();
+    let (script_id, snapshot_id) = (
+        Sha256Digest::try_from(retained.revision.script_hash.clone())
+            .map_err(|e| ReproduceError::Stored(e.to_string()))?,
+        Sha256Digest::try_from(retained.revision.snapshot_id.clone())
+            .map_err(|e| ReproduceError::Stored(e.to_string()))?,
+    );
+    let read = tokio::task::spawn_blocking(move || {
+        Ok::<_, String>((
+            objects.get(&script_id).map_err(|e| e.to_string())?,
+            objects.get(&snapshot_id).map_err(|e| e.to_string())?,
+        ))
+    })
+    .await
+    .map_err(|e| ReproduceError::Stored(e.to_string()))?;
+    let mut failures = Vec::new();
+    let mut reproduced = ReproducedHashes {
+        analytical_hash: None,
+        image_hash: None,
+        environment_fingerprint: None,
+    };
+    let mut differences = Vec::new();
+    match read.and_then(|(script, csv)| {
+        run_request_from(&retained.request, &retained.context, script, &csv)
+    }) {
+        Err(message) => failures.push(format!("the retained inputs cannot be read: {message}")),
+        Ok(request) => {
+            let result = execution.runner().run(request).await;
+            reproduced = ReproducedHashes {
+                analytical_hash: result.analytical_hash,
+                image_hash: result
+                    .outputs
+                    .iter()
+                    .find(|o| o.name == "plot.png")
+                    .map(|o| o.sha256),
+                environment_fingerprint: result.environment_fingerprint,
+            };
+            if let Some(failure) = &result.failure {
+                failures.push(format!("the run failed: {failure}"));
+            }
+            match reproduced.analytical_hash {
+                Some(hash) if hash == original.analytical_hash => {}
+                Some(hash) => failures.push(format!(
+                    "the statistics hash to {hash}, the verified result to {}",
+                    original.analytical_hash
+                )),
+                None if result.failure.is_none() => {
+                    failures.push("the run gave no statistics".to_owned())
+                }
+                None => {}
+            }
+            if reproduced.environment_fingerprint == Some(original.environment_fingerprint) {
+                if reproduced
+                    .image_hash
+                    .is_some_and(|h| h != original.image_hash)
+                {
+                    failures.push(format!(
+                        "in the same environment the image hashes to {}, the verified image to {}",
+                        reproduced
+                            .image_hash
+                            .map(|h| h.to_hex())
+                            .unwrap_or_default(),
+                        original.image_hash
+                    ));
+                }
+            } else if let Some(now) = &result.environment {
+                differences =
+                    environment_differences(&retained.context["result"]["environment"], now);
+            }
+        }
+    }
+    let record = ReproductionRecord::new(
+        ReproductionFindings {
+            revision_id: id.clone(),
+            revision_version: retained.revision.version,
+            inputs: ReproductionInputs {
+                script_sha256: script_id,
+                snapshot_sha256: snapshot_id,
+            },
+            original,
+            reproduced,
+            environment_differences: differences,
+            failures,
+        },
+        utc_now(),
+        actor.clone(),
+    );
+    let sealed = execution
+        .database()
+        .call(move |connection| {
+            let transaction = connection.transaction()?;
+            let record = append_evidence(&transaction, record)
+                .map_err(|e| ReproduceError::Stored(e.to_string()));
+            transaction.commit()?;
+            Ok::<_, crate::store::db::DatabaseError>(record)
+        })
+        .await
+        .map_err(|e| ReproduceError::Stored(e.to_string()))??;
+    let record = sealed.record();
+    Ok(Reproduced {
+        record_hash: *sealed.record_hash(),
+        outcome: record.outcome,
+        failures: record.failures.clone(),
+        environment_differences: record.environment_differences.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::environment_differences;
+    use serde_json::json;
+
+    #[test]
+    fn environment_differences_name_the_leaves_that_differ() {
+        let a = json!({"r_version": "R 4.4.1", "packages": {"ggplot2": "3.5.1", "jsonlite": "1.8"}, "os": "Debian"});
+        let b = json!({"r_version": "R 4.5.0", "packages": {"ggplot2": "3.5.1", "jsonlite": "1.9"}, "locale": "C"});
+        assert_eq!(
+            environment_differences(&a, &b),
+            ["locale", "os", "packages.jsonlite", "r_version"]
+        );
+        assert!(environment_differences(&a, &a).is_empty());
+    }
+}
