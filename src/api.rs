@@ -47,6 +47,13 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/revisions/detail", Access::LoggedIn),
     ("/api/revisions/run", Access::AnyOf(&[Role::Author])),
     ("/api/revisions/status", Access::LoggedIn),
+    ("/api/revisions/sign", Access::AnyOf(&[Role::Reviewer])),
+    (
+        "/api/revisions/reproduce",
+        Access::AnyOf(&[Role::Author, Role::Reviewer]),
+    ),
+    ("/api/revisions/history", Access::LoggedIn),
+    ("/api/revisions/compare", Access::LoggedIn),
 ];
 
 /// Routes that are not server functions (POST), with who may use them.
@@ -65,6 +72,7 @@ pub const PAGE_ACCESS: &[(&str, Access)] = &[
     ("/", Access::LoggedIn),
     ("/datasets", Access::LoggedIn),
     ("/revisions", Access::LoggedIn),
+    ("/revisions/compare", Access::LoggedIn),
     ("/evidence", Access::LoggedIn),
     ("/admin/accounts", Access::AnyOf(&[Role::Admin])),
 ];

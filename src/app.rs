@@ -14,10 +14,11 @@ use crate::ui::{
     datasets::{DatasetPage, DatasetsPage},
     drafts::DraftPage,
     evidence::EvidencePage,
+    history::{ComparePage, HistoryPageView},
     home::HomePage,
     layout::Layout,
     not_found::NotFoundPage,
-    revisions::{RevisionPage, RevisionsPage},
+    revisions::RevisionPage,
 };
 
 /// The HTML document around the application, rendered once per request on the server. Its
@@ -70,7 +71,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/datasets") view=DatasetsPage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets/:content_hash") view=DatasetPage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets/:content_hash/draft") view=DraftPage ssr=SsrMode::InOrder />
-                    <Route path=path!("/revisions") view=RevisionsPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/revisions") view=HistoryPageView ssr=SsrMode::InOrder />
+                    <Route path=path!("/revisions/compare") view=ComparePage ssr=SsrMode::InOrder />
                     <Route path=path!("/revisions/:id") view=RevisionPage ssr=SsrMode::InOrder />
                     <Route path=path!("/evidence") view=EvidencePage ssr=SsrMode::InOrder />
                     <Route path=path!("/login") view=LoginPage ssr=SsrMode::InOrder />

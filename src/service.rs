@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod datasets;
 pub mod drafts;
 pub mod execution;
+pub mod history;
 pub mod installation_key;
 pub mod prepare;
 pub mod reproduction;

@@ -200,6 +200,13 @@ fn sample_body(path: &str, call: usize) -> String {
             "revision_id=rev-{}&idempotency_key=key-{call:08}",
             "0".repeat(32)
         ),
+        "/api/revisions/sign" => format!(
+            "revision_id=rev-{}&decision=approved&meaning=reviewed&password=wrong",
+            "0".repeat(32)
+        ),
+        "/api/revisions/reproduce" => format!("revision_id=rev-{}", "0".repeat(32)),
+        "/api/revisions/history" => "query%5Bstatus%5D=verified&query%5Bpage%5D=2".to_owned(),
+        "/api/revisions/compare" => format!("a=rev-{0}&b=rev-{0}", "0".repeat(32)),
         other => panic!("add a sample body for the server function {other} to tests/access.rs"),
     }
 }

@@ -219,6 +219,7 @@ fn the_draft_address_holds_the_answers_and_a_move() {
         question: "ALT & friends | 100%".to_owned(),
         answers: Some(answers.clone()),
         move_item: Some("visits:down:Baseline".to_owned()),
+        parent: Some("rev-0123456789abcdef0123456789abcdef".to_owned()),
     };
     let href = address.href("abc");
     let query = href.split_once('?').unwrap().1;
@@ -322,7 +323,14 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
         board: server.run.board.clone(),
         datasets: server.run.datasets.clone(),
     };
-    let detail = revision_detail(&sources, &first, true)
+    let viewer = adamviz::domain::account::Account {
+        id: 7,
+        name: "ann".to_owned(),
+        roles: vec![adamviz::domain::account::Role::Author],
+        disabled: false,
+        created_at: "2026-12-04T00:00:00Z".to_owned(),
+    };
+    let detail = revision_detail(&sources, &first, &viewer)
         .await
         .unwrap()
         .unwrap();

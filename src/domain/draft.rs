@@ -141,6 +141,9 @@ pub struct DraftView {
     pub errors: Vec<FieldError>,
     /// The preview, when the answers confirm.
     pub preview: Option<Preview>,
+    /// The revision this draft revises (`rev-…`), when it was started with "Revise".
+    #[serde(default)]
+    pub parent: Option<String>,
 }
 
 impl DraftView {

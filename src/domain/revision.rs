@@ -215,6 +215,20 @@ pub struct RevisionDetail {
     pub can_run: bool,
     /// A fresh idempotency key for this page's Run form.
     pub run_key: String,
+    /// The signatures on it, oldest first.
+    pub signatures: Vec<SignatureView>,
+    /// Its reproductions, oldest first.
+    pub reproductions: Vec<ReproductionView>,
+    /// What the viewer may do about its review.
+    pub review: ReviewState,
+    /// The revision it revises.
+    pub parent: Option<String>,
+    /// The revisions that revise it.
+    pub children: Vec<String>,
+    /// The draft page that revises it (authors), with its answers.
+    pub revise_href: Option<String>,
+    /// The confirmed answers (what "Revise" starts from).
+    pub answers: super::draft::DraftAnswers,
 }
 
 /// One signature as pages and bundles show it.
@@ -236,4 +250,155 @@ pub struct SignatureView {
     pub revision_version: i64,
     /// The record's hash.
     pub record_hash: String,
+}
+
+/// One reproduction as the revision page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReproductionView {
+    /// When (canonical UTC).
+    pub reproduced_at: String,
+    /// Who asked.
+    pub by: String,
+    /// `reproduced` or `failed`.
+    pub outcome: String,
+    /// The environment fingerprints match.
+    pub same_environment: bool,
+    /// The parts of the environment that differ.
+    pub environment_differences: Vec<String>,
+    /// Why it failed.
+    pub failures: Vec<String>,
+    /// The record's hash.
+    pub record_hash: String,
+}
+
+/// What the viewer may do about a revision's review, and why not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewState {
+    /// A reviewer other than the author, on a Verified revision, not locked.
+    pub can_sign: bool,
+    /// Why a reviewer cannot sign (their own revision, the lock), or what signing needs.
+    pub sign_note: Option<String>,
+    /// An author or reviewer, on a Verified or Approved revision.
+    pub can_reproduce: bool,
+    /// The head of the revision's evidence (the signature binds it).
+    pub evidence_head: String,
+}
+
+/// The history's filters and page (the page's address).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryQuery {
+    /// `draft`, `experimental_draft`, `verified` or `approved`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// A dataset's content hash.
+    #[serde(default)]
+    pub dataset: Option<String>,
+    /// An author's account name.
+    #[serde(default)]
+    pub author: Option<String>,
+    /// 1-based.
+    #[serde(default)]
+    pub page: Option<usize>,
+}
+
+/// One revision in the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryRow {
+    /// `rev-…`.
+    pub id: String,
+    /// Its status.
+    pub status: RevisionStatus,
+    /// Its version.
+    pub version: i64,
+    /// The dataset's file name.
+    pub dataset_name: String,
+    /// The dataset's content hash.
+    pub dataset_hash: String,
+    /// The parameter code (or `all`).
+    pub parameter: String,
+    /// The question.
+    pub question: String,
+    /// The title.
+    pub title: String,
+    /// Who made it.
+    pub author: String,
+    /// Who approved it (printed name), once Approved.
+    pub approver: Option<String>,
+    /// When it was made (canonical UTC).
+    pub created_at: String,
+    /// The revision it revises.
+    pub parent: Option<String>,
+}
+
+/// One page of the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    /// The revisions on this page, newest first.
+    pub rows: Vec<HistoryRow>,
+    /// Revisions matching the filters.
+    pub total: usize,
+    /// This page (1-based).
+    pub page: usize,
+    /// Pages in all (at least 1).
+    pub pages: usize,
+    /// The filters applied.
+    pub query: HistoryQuery,
+    /// Every author, for the filter.
+    pub authors: Vec<String>,
+    /// Every dataset with revisions: content hash and file name, for the filter.
+    pub datasets: Vec<(String, String)>,
+}
+
+/// One answer that differs between two revisions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerDifference {
+    /// The question in words.
+    pub question: String,
+    /// The first revision's answer.
+    pub a: String,
+    /// The second's.
+    pub b: String,
+}
+
+/// One cell's statistics in two revisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellDifference {
+    /// The treatment.
+    pub treatment: String,
+    /// The visit.
+    pub visit: String,
+    /// Records (first, second).
+    pub n: (Option<usize>, Option<usize>),
+    /// Means (first, second).
+    pub mean: (Option<f64>, Option<f64>),
+    /// Medians (first, second).
+    pub median: (Option<f64>, Option<f64>),
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompareSide {
+    /// `rev-…`.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its status.
+    pub status: RevisionStatus,
+    /// Its version.
+    pub version: i64,
+    /// The PNG's hash, once Verified.
+    pub plot_sha256: Option<String>,
+}
+
+/// Two revisions side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The first (older) revision.
+    pub a: CompareSide,
+    /// The second.
+    pub b: CompareSide,
+    /// The answers that differ.
+    pub answers: Vec<AnswerDifference>,
+    /// Every cell of either, in the second's order then the first's.
+    pub cells: Vec<CellDifference>,
 }

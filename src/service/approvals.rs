@@ -345,6 +345,21 @@ fn counted_signing_failures(
     )
 }
 
+/// An `approval` record as pages show it.
+pub fn signature_view(record: &serde_json::Value) -> Option<SignatureView> {
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+    Some(SignatureView {
+        printed_name: text(&record["signer"]["printed_name"])?,
+        account_name: text(&record["signer"]["account_name"])?,
+        signed_at: text(&record["signed_at"])?,
+        decision: text(&record["decision"])?,
+        meaning: text(&record["meaning"]),
+        comment: text(&record["comment"]),
+        revision_version: record["revision_version"].as_i64()?,
+        record_hash: text(&record["record_hash"])?,
+    })
+}
+
 /// The signatures on revision `id`, oldest first.
 pub fn signatures_of(
     connection: &Connection,
@@ -357,23 +372,13 @@ pub fn signatures_of(
     let rows = statement.query_map([id.as_str()], |row| row.get::<_, Vec<u8>>(0))?;
     let mut views = Vec::new();
     for bytes in rows {
-        let Ok(record) = serde_json::from_slice::<ApprovalRecord>(&bytes?) else {
-            continue;
-        };
-        views.push(SignatureView {
-            printed_name: record.signer.printed_name,
-            account_name: record.signer.account_name,
-            signed_at: record.signed_at,
-            decision: match record.decision {
-                Decision::Approved => "approved",
-                Decision::ChangesRequested => "changes_requested",
-            }
-            .to_owned(),
-            meaning: record.meaning.map(|m| m.as_str().to_owned()),
-            comment: record.comment,
-            revision_version: record.revision_version,
-            record_hash: record.record_hash.to_hex(),
-        });
+        if let Some(view) = serde_json::from_slice(&bytes?)
+            .ok()
+            .as_ref()
+            .and_then(signature_view)
+        {
+            views.push(view);
+        }
     }
     Ok(views)
 }

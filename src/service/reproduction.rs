@@ -274,6 +274,29 @@ pub async fn reproduce(
     })
 }
 
+/// A `reproduction` record as pages show it.
+pub fn reproduction_view(record: &Value) -> Option<crate::domain::revision::ReproductionView> {
+    let texts = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Some(crate::domain::revision::ReproductionView {
+        reproduced_at: record["reproduced_at"].as_str()?.to_owned(),
+        by: record["actor"]["account_name"].as_str()?.to_owned(),
+        outcome: record["outcome"].as_str()?.to_owned(),
+        same_environment: record["same_environment"].as_bool()?,
+        environment_differences: texts(&record["environment_differences"]),
+        failures: texts(&record["failures"]),
+        record_hash: record["record_hash"].as_str()?.to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::environment_differences;

@@ -14,14 +14,20 @@ use super::{
 };
 use crate::{
     domain::{
+        account::{Account, Role},
         digest::Sha256Digest,
         ids::RevisionId,
         revision::{
-            ArtifactView, CheckView, EvidenceView, RevisionDetail, RevisionStatus, RevisionSummary,
+            ArtifactView, CheckView, EvidenceView, ReviewState, RevisionDetail, RevisionStatus,
+            RevisionSummary,
         },
         statistics::CellStatistics,
     },
     evidence::summary::record_summary,
+    service::{
+        approvals::{signature_view, signing_locked_until},
+        reproduction::reproduction_view,
+    },
     store::{
         db::Database,
         ledger::records_about,
@@ -88,24 +94,35 @@ pub struct RevisionSources {
     pub datasets: Arc<DatasetCache>,
 }
 
-/// Revision `id` as its page shows it; `None` when there is none. `may_run`: the viewer is an
-/// author.
+/// Revision `id` as `viewer` sees its page; `None` when there is none.
 pub async fn revision_detail(
     sources: &RevisionSources,
     id: &RevisionId,
-    may_run: bool,
+    viewer: &Account,
 ) -> Result<Option<RevisionDetail>, String> {
+    let may_run = viewer.has(Role::Author);
     let key = id.clone();
+    let viewer_id = viewer.id;
     let found = on_database(&sources.database, move |connection| {
+        let error = |e: rusqlite::Error| e.to_string();
         let revision = get_revision(connection, &key).map_err(|e| e.to_string())?;
-        let summary = revision_summary(connection, &key).map_err(|e| e.to_string())?;
-        let records = records_about(connection, &key).map_err(|e| e.to_string())?;
-        Ok(revision.zip(summary).map(|(r, s)| (r, s, records)))
+        let summary = revision_summary(connection, &key).map_err(error)?;
+        let records = records_about(connection, &key).map_err(error)?;
+        let lineage = lineage(connection, &key).map_err(error)?;
+        let locked = signing_locked_until(connection, viewer_id, crate::service::accounts::now())
+            .map_err(error)?;
+        Ok(revision
+            .zip(summary)
+            .map(|(r, s)| (r, s, records, lineage, locked)))
     })
     .await?;
-    let Some((revision, summary, records)) = found else {
+    let Some((revision, summary, records, (parent, children), locked)) = found else {
         return Ok(None);
     };
+    let evidence_head = records
+        .last()
+        .map(|r| r.record_hash.clone())
+        .unwrap_or_default();
     let run = run_status(&sources.database, &sources.board, &revision).await?;
     let spec = stored_spec(&sources.database, &revision.spec_hash).await?;
     let evidence: Vec<(EvidenceView, serde_json::Value)> = records
@@ -123,6 +140,22 @@ pub async fn revision_detail(
             (view, value)
         })
         .collect();
+    let signatures = evidence
+        .iter()
+        .filter(|(view, _)| view.kind == "approval")
+        .filter_map(|(_, value)| signature_view(value))
+        .collect();
+    let reproductions = evidence
+        .iter()
+        .filter(|(view, _)| view.kind == "reproduction")
+        .filter_map(|(_, value)| reproduction_view(value))
+        .collect();
+    let author_id = evidence
+        .iter()
+        .find(|(view, value)| view.kind == "revision_lifecycle" && value["event"] == "created")
+        .and_then(|(_, value)| value["actor"]["account_id"].as_i64());
+    let review = review_state(viewer, summary.status, author_id, locked, evidence_head);
+    let answers = drafts::answers_of(&spec);
     let checks = evidence
         .iter()
         .rev()
@@ -213,7 +246,66 @@ pub async fn revision_detail(
         environment,
         evidence: evidence.into_iter().map(|(view, _)| view).collect(),
         run_key: format!("{:032x}", rand::random::<u128>()),
+        signatures,
+        reproductions,
+        review,
+        parent,
+        children,
+        revise_href: None,
+        answers,
     }))
+}
+
+/// The revision `id` revises, and the revisions that revise it (oldest first).
+fn lineage(
+    connection: &Connection,
+    id: &RevisionId,
+) -> rusqlite::Result<(Option<String>, Vec<String>)> {
+    let parent = connection
+        .query_row(
+            "SELECT parent_id FROM revisions WHERE id = ?1",
+            [id.as_str()],
+            |row| row.get::<_, Option<String>>(0),
+        )
+        .optional()?
+        .flatten();
+    let mut statement = connection
+        .prepare("SELECT id FROM revisions WHERE parent_id = ?1 ORDER BY created_at, id")?;
+    let children = statement
+        .query_map([id.as_str()], |row| row.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    Ok((parent, children))
+}
+
+/// What `viewer` may do about the review of a revision in `status` made by `author_id`.
+fn review_state(
+    viewer: &Account,
+    status: RevisionStatus,
+    author_id: Option<i64>,
+    locked_until: Option<String>,
+    evidence_head: String,
+) -> ReviewState {
+    let reviewer = viewer.has(Role::Reviewer);
+    let retained = matches!(status, RevisionStatus::Verified | RevisionStatus::Approved);
+    let own = author_id == Some(viewer.id);
+    let sign_note = match (reviewer, status) {
+        (true, RevisionStatus::Verified) if own => {
+            Some("You made this revision: a second person must sign it.".to_owned())
+        }
+        (true, RevisionStatus::Verified) => locked_until.as_ref().map(|until| {
+            format!("Signing is locked for your account until {until} after three wrong passwords.")
+        }),
+        (true, RevisionStatus::Draft | RevisionStatus::ExperimentalDraft) => {
+            Some("Only a Verified revision can be signed.".to_owned())
+        }
+        _ => None,
+    };
+    ReviewState {
+        can_sign: reviewer && status == RevisionStatus::Verified && !own && locked_until.is_none(),
+        sign_note,
+        can_reproduce: retained && viewer.has_any(&[Role::Author, Role::Reviewer]),
+        evidence_head,
+    }
 }
 
 fn checks_of(verification: &serde_json::Value) -> Vec<CheckView> {

@@ -275,6 +275,12 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
         <section class="section draft">
             <p class="breadcrumb"><a href=dataset_href>{format!("← {}", view.dataset.file_name)}</a></p>
             <h1>"Draft: " {view.question.clone()}</h1>
+            {view.parent.clone().map(|parent| view! {
+                <p class="note revising">
+                    "Revising " <a href=format!("/revisions/{parent}")><code>{parent.clone()}</code></a>
+                    ": the new revision names it as its parent and needs its own approval; the parent keeps its own."
+                </p>
+            })}
             <details class="explanations" open>
                 <summary>"What the question matched"</summary>
                 <dl class="matches">
@@ -293,6 +299,7 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                 <ActionForm action=confirm attr:class="confirm-form" attr:aria-label="Confirmation questions">
                     <input type="hidden" name="content_hash" value=hash.clone() />
                     <input type="hidden" name="question" value=question.clone() />
+                    {view.parent.clone().map(|parent| view! { <input type="hidden" name="parent" value=parent /> })}
                     <input type="hidden" name="answers[levels_of]" value=move || signals.levels_of.get() />
                     <input type="hidden" name="answers[visits_of]" value=move || signals.visits_of.get() />
                     {move || {

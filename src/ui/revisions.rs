@@ -1,5 +1,5 @@
-//! The Revisions section: every revision with its status, and one revision's page — status
-//! badge and version, question and author, the verified PNG (the preview beside it until then),
+//! One revision's page (the history and the comparison are `history.rs`): status
+//! badge and version, question and author, lineage, signatures and reproductions, the verified PNG (the preview beside it until then),
 //! the run with its live status, the statistics, the ten checks, downloads, the script, the
 //! environment and the evidence records in ledger order.
 
@@ -7,9 +7,12 @@ use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use super::preview::PreviewPlot;
+use super::{
+    preview::PreviewPlot,
+    review::{Lineage, Reproductions, Signatures},
+};
 use crate::{
-    api::revisions::{get_revision, list_revisions, RunRevision},
+    api::revisions::{get_revision, RunRevision},
     domain::revision::{RevisionDetail, RevisionStatus, RunStatus},
 };
 
@@ -18,58 +21,6 @@ use crate::{
 pub fn StatusBadge(status: RevisionStatus) -> impl IntoView {
     let class = format!("badge badge-{}", status.as_str());
     view! { <span class=class>{status.label()}</span> }
-}
-
-/// Lists plot revisions, newest first.
-#[component]
-pub fn RevisionsPage() -> impl IntoView {
-    let revisions = Resource::new(|| (), |_| list_revisions());
-    view! {
-        <Title text="Revisions" />
-        <section class="section">
-            <h1>"Revisions"</h1>
-            <p class="purpose">"Every plot revision with its status (Draft, Verified, Approved), who made it and the spec hash that binds it."</p>
-            <Suspense fallback=|| view! { <p role="status">"Loading revisions…"</p> }>
-                {move || Suspend::new(async move {
-                    match revisions.await {
-                        Ok(list) if list.is_empty() => view! {
-                            <p role="status">"No revision has been made yet: open a dataset, ask a question and confirm the draft."</p>
-                        }.into_any(),
-                        Ok(list) => view! {
-                            <table class="data-table">
-                                <caption>"Revisions, newest first"</caption>
-                                <thead>
-                                    <tr>
-                                        <th scope="col">"Title"</th>
-                                        <th scope="col">"Status"</th>
-                                        <th scope="col">"Version"</th>
-                                        <th scope="col">"Question"</th>
-                                        <th scope="col">"Author"</th>
-                                        <th scope="col">"Created"</th>
-                                        <th scope="col">"Spec hash"</th>
-                                    </tr>
-                                </thead>
-                                <tbody>
-                                    {list.into_iter().map(|r| view! {
-                                        <tr>
-                                            <th scope="row"><a href=format!("/revisions/{}", r.id)>{r.title.clone()}</a></th>
-                                            <td><StatusBadge status=r.status /></td>
-                                            <td>{r.version}</td>
-                                            <td>{r.question.clone()}</td>
-                                            <td>{r.author.clone()}</td>
-                                            <td>{r.created_at.clone()}</td>
-                                            <td><code>{r.spec_hash.chars().take(12).collect::<String>()}</code></td>
-                                        </tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                        }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
-        </section>
-    }
 }
 
 /// One revision's page.
@@ -156,9 +107,10 @@ fn RevisionView(
     // after a failure uses the next one.
     let base_key = detail.run_key.clone();
     let key = move || format!("{base_key}-{}", tries.get());
+    let refetch: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(on_finished);
     {
         let id = id.clone();
-        let on_finished = std::sync::Arc::new(on_finished);
+        let on_finished = std::sync::Arc::clone(&refetch);
         // One event stream while the status moves; a new one when a run starts again.
         Effect::new(move |following: Option<bool>| {
             let moving = status.get().is_moving();
@@ -215,6 +167,7 @@ fn RevisionView(
                 <dt>"Spec hash"</dt><dd><code>{summary.spec_hash.clone()}</code></dd>
                 <dt>"Dataset"</dt><dd><a href=format!("/datasets/{}", detail.dataset_hash)><code>{detail.dataset_hash.chars().take(12).collect::<String>()}</code></a></dd>
             </dl>
+            <Lineage detail=detail.clone() />
 
             <section aria-labelledby="run-heading" class="run">
                 <h2 id="run-heading">"Governed execution"</h2>
@@ -331,6 +284,11 @@ fn RevisionView(
                 </p>
             })}
             <p class="note">"With script.R and snapshot.csv in one directory, " <code>"Rscript script.R snapshot.csv out/"</code> " draws the same plot and statistics on your machine."</p>
+
+            <div class="review-columns">
+                <Signatures detail=detail.clone() on_signed=std::sync::Arc::clone(&refetch) />
+                <Reproductions detail=detail.clone() on_reproduced=std::sync::Arc::clone(&refetch) />
+            </div>
 
             <h2>"R script"</h2>
             <pre class="script" tabindex="0" aria-label="The R script"><code>{detail.script.clone()}</code></pre>

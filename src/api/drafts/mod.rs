@@ -28,6 +28,9 @@ pub struct DraftAddress {
     /// `treatment_levels:up:VALUE` or `visits:down:VALUE`.
     #[serde(default, rename = "move")]
     pub move_item: Option<String>,
+    /// The revision being revised (`rev-…`), when the draft was started with "Revise".
+    #[serde(default)]
+    pub parent: Option<String>,
 }
 
 impl DraftAddress {
@@ -142,6 +145,7 @@ pub async fn load_draft(content_hash: String, query: String) -> Result<DraftView
         if let (Some(answers), Some(instruction)) = (answers.as_mut(), &address.move_item) {
             apply_move(answers, instruction);
         }
+        let parent = parent_of(address.parent.as_deref())?.map(|id| id.to_string());
         let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
         let digest = summary_digest(&summary)?;
         tokio::task::spawn_blocking(move || {
@@ -168,12 +172,24 @@ pub async fn load_draft(content_hash: String, query: String) -> Result<DraftView
                 answers: answered.answers,
                 errors: answered.errors,
                 preview,
+                parent,
             })
         })
         .await
         .map_err(internal)?
     })
     .await
+}
+
+/// The revision a draft revises, from its address or form: a revision id, or nothing.
+#[cfg(feature = "ssr")]
+fn parent_of(text: Option<&str>) -> Result<Option<crate::domain::ids::RevisionId>, AppError> {
+    match text.map(str::trim).filter(|t| !t.is_empty()) {
+        None => Ok(None),
+        Some(text) => crate::domain::ids::RevisionId::parse(text)
+            .map(Some)
+            .map_err(|_| AppError::invalid("parent", format!("{text:?} is not a revision id"))),
+    }
 }
 
 #[cfg(feature = "ssr")]
@@ -239,6 +255,7 @@ pub async fn confirm_draft(
     content_hash: String,
     question: String,
     answers: DraftAnswers,
+    #[server(default)] parent: Option<String>,
 ) -> Result<ConfirmOutcome, AppError> {
     use std::sync::Arc;
 
@@ -252,6 +269,21 @@ pub async fn confirm_draft(
     boundary(async move {
         let account = require(&[Role::Author]).await?;
         let context = context()?;
+        let parent_id = parent_of(parent.as_deref())?;
+        if let Some(id) = parent_id.clone() {
+            let exists = with_database(&context, move |connection| {
+                crate::store::repository::get_revision(connection, &id)
+                    .map(|found| found.is_some())
+                    .map_err(internal)
+            })
+            .await?;
+            if !exists {
+                return Err(AppError::invalid(
+                    "parent",
+                    "the revision to revise does not exist",
+                ));
+            }
+        }
         let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
         let digest = summary_digest(&summary)?;
         let answered = {
@@ -276,6 +308,7 @@ pub async fn confirm_draft(
                     question,
                     answers: Some(answers),
                     move_item: None,
+                    parent,
                 };
                 leptos_axum::redirect(&back.href(&content_hash));
             }
@@ -291,11 +324,12 @@ pub async fn confirm_draft(
         };
         let made = context
             .execution
-            .materialize(
+            .materialize_revising(
                 &spec,
                 Arc::clone(&loaded.table),
                 &upload,
                 &Actor::web(&account),
+                parent_id,
             )
             .await
             .map_err(internal)?;

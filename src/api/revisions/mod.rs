@@ -56,10 +56,20 @@ pub async fn get_revision(id: String) -> Result<RevisionDetail, AppError> {
         let account = current_account().await?;
         let context = context()?;
         let revision = revision_id(&id)?;
-        revisions::revision_detail(&sources(&context), &revision, account.has(Role::Author))
+        let mut detail = revisions::revision_detail(&sources(&context), &revision, &account)
             .await
             .map_err(internal)?
-            .ok_or_else(|| AppError::NotFound(format!("revision {id}")))
+            .ok_or_else(|| AppError::NotFound(format!("revision {id}")))?;
+        if account.has(Role::Author) {
+            let address = crate::api::drafts::DraftAddress {
+                question: detail.summary.question.clone(),
+                answers: Some(detail.answers.clone()),
+                move_item: None,
+                parent: Some(detail.summary.id.clone()),
+            };
+            detail.revise_href = Some(address.href(&detail.dataset_hash));
+        }
+        Ok(detail)
     })
     .await
 }
@@ -113,6 +123,188 @@ pub async fn revision_status(id: String) -> Result<RunStatus, AppError> {
         events::status_of(&context, &revision)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("revision {id}")))
+    })
+    .await
+}
+
+/// What signing did: the revision's status and version after it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SignOutcome {
+    /// Approved, or still Verified after changes were requested.
+    pub status: crate::domain::revision::RevisionStatus,
+    /// The version after.
+    pub version: i64,
+}
+
+/// Signs a Verified revision (reviewers other than its author): `decision` `approved` (with
+/// `meaning` `reviewed`, `approved` or `responsible`) or `changes_requested` (with a comment);
+/// the password is checked again, whatever the session.
+#[server(prefix = "/api", endpoint = "revisions/sign")]
+pub async fn sign_revision(
+    revision_id: String,
+    decision: String,
+    #[server(default)] meaning: Option<String>,
+    #[server(default)] comment: Option<String>,
+    password: String,
+    #[server(default)] evidence_head: Option<String>,
+) -> Result<SignOutcome, AppError> {
+    use crate::{
+        api::boundary::*,
+        domain::account::Role,
+        evidence::approval::{Decision, SignatureMeaning},
+        service::{
+            accounts::now,
+            approvals::{sign, SignError, SignRequest},
+        },
+    };
+    boundary(async move {
+        let account = require(&[Role::Reviewer]).await?;
+        let context = context()?;
+        let id = self::revision_id(&revision_id)?;
+        let decision = match decision.as_str() {
+            "approved" => Decision::Approved,
+            "changes_requested" => Decision::ChangesRequested,
+            other => {
+                return Err(AppError::invalid(
+                    "decision",
+                    format!("{other:?} is not a decision (approved or changes_requested)"),
+                ))
+            }
+        };
+        let meaning = match meaning.as_deref().filter(|m| !m.is_empty()) {
+            None => None,
+            Some(text) => Some(SignatureMeaning::parse(text).ok_or_else(|| {
+                AppError::invalid("meaning", format!("{text:?} is not a meaning"))
+            })?),
+        };
+        let request = SignRequest {
+            revision_id: id.clone(),
+            decision,
+            meaning,
+            comment,
+            password,
+            evidence_head_seen: evidence_head.filter(|h| !h.is_empty()),
+        };
+        let remote = remote_addr().await;
+        let signed = with_database(&context, move |connection| {
+            sign(connection, &account, &request, remote.as_deref(), now()).map_err(|error| {
+                let message = error.to_string();
+                match error {
+                    SignError::NotReviewer | SignError::OwnRevision => AppError::Forbidden {
+                        needed: "reviewer (not the revision's author)".to_owned(),
+                    },
+                    SignError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
+                    SignError::NotVerified(_) | SignError::HeadMoved => AppError::Conflict(message),
+                    SignError::MeaningMissing => AppError::invalid("meaning", message),
+                    SignError::CommentMissing | SignError::CommentTooLong => {
+                        AppError::invalid("comment", message)
+                    }
+                    SignError::WrongPassword { .. } => AppError::invalid("password", message),
+                    SignError::Locked { .. } => AppError::Locked(message),
+                    SignError::Database(detail) => internal(detail),
+                }
+            })
+        })
+        .await?;
+        if accepts_html() {
+            leptos_axum::redirect(&format!("/revisions/{revision_id}"));
+        }
+        Ok(SignOutcome {
+            status: signed.revision.status,
+            version: signed.revision.version,
+        })
+    })
+    .await
+}
+
+/// Runs a Verified or Approved revision's retained result again in a fresh sandboxed R process
+/// and records the outcome (authors and reviewers). A reproduction that differs is recorded
+/// and answered as such, not as an error.
+#[server(prefix = "/api", endpoint = "revisions/reproduce")]
+pub async fn reproduce_revision(
+    revision_id: String,
+) -> Result<crate::domain::revision::ReproductionView, AppError> {
+    use crate::{
+        api::boundary::*,
+        domain::account::Role,
+        evidence::actor::Actor,
+        service::reproduction::{reproduce, ReproduceError},
+    };
+    boundary(async move {
+        let account = require(&[Role::Author, Role::Reviewer]).await?;
+        let context = context()?;
+        let id = self::revision_id(&revision_id)?;
+        let done = reproduce(&context.execution, &id, &Actor::web(&account))
+            .await
+            .map_err(|error| match error {
+                ReproduceError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
+                ReproduceError::NotRetained { .. } => AppError::Conflict(error.to_string()),
+                ReproduceError::Stored(detail) => internal(detail),
+            })?;
+        if accepts_html() {
+            leptos_axum::redirect(&format!("/revisions/{revision_id}"));
+        }
+        Ok(crate::domain::revision::ReproductionView {
+            reproduced_at: String::new(),
+            by: account.name.clone(),
+            outcome: match done.outcome {
+                crate::evidence::reproduction::ReproductionOutcome::Reproduced => "reproduced",
+                crate::evidence::reproduction::ReproductionOutcome::Failed => "failed",
+            }
+            .to_owned(),
+            same_environment: done.environment_differences.is_empty(),
+            environment_differences: done.environment_differences,
+            failures: done.failures,
+            record_hash: done.record_hash.to_hex(),
+        })
+    })
+    .await
+}
+
+/// A page of the revision history, filtered.
+#[server(prefix = "/api", endpoint = "revisions/history")]
+pub async fn revision_history(
+    #[server(default)] query: crate::domain::revision::HistoryQuery,
+) -> Result<crate::domain::revision::HistoryPage, AppError> {
+    use crate::{api::boundary::*, service::history};
+    boundary(async move {
+        current_account().await?;
+        let context = context()?;
+        with_database(&context, move |connection| {
+            history::history(connection, &query).map_err(internal)
+        })
+        .await
+    })
+    .await
+}
+
+/// Two revisions side by side: the answers that differ, the statistics per cell and both
+/// images.
+#[server(prefix = "/api", endpoint = "revisions/compare")]
+pub async fn compare_revisions(
+    a: String,
+    b: String,
+) -> Result<crate::domain::revision::Comparison, AppError> {
+    use crate::{
+        api::boundary::*,
+        service::{history, revisions},
+    };
+    boundary(async move {
+        let account = current_account().await?;
+        let context = context()?;
+        let (a_id, b_id) = (revision_id(&a)?, revision_id(&b)?);
+        let sources = sources(&context);
+        let load = |id: crate::domain::ids::RevisionId| {
+            let (sources, account) = (sources.clone(), account.clone());
+            async move {
+                revisions::revision_detail(&sources, &id, &account)
+                    .await
+                    .map_err(internal)?
+                    .ok_or_else(|| AppError::NotFound(format!("revision {id}")))
+            }
+        };
+        let (first, second) = (load(a_id).await?, load(b_id).await?);
+        Ok(history::compare(&first, &second))
     })
     .await
 }
