@@ -44,7 +44,9 @@ export default defineConfig({
     { name: "app", testMatch: /(smoke|datasets)\.spec\.ts/, dependencies: ["accounts"] },
     // The governed flow uses the pilot the datasets tests uploaded.
     { name: "flow", testMatch: /(flow|keyboard)\.spec\.ts/, dependencies: ["app"], timeout: 240_000 },
-    { name: "a11y", testMatch: /a11y\.spec\.ts/, dependencies: ["flow"] },
+    // Approval, reproduction, history and compare, on the revision the flow ran to Verified.
+    { name: "review", testMatch: /review\.spec\.ts/, dependencies: ["flow"], timeout: 300_000 },
+    { name: "a11y", testMatch: /a11y\.spec\.ts/, dependencies: ["review"] },
   ],
   webServer: {
     // stderr is also kept in the data directory: the first-start setup link is read from it.

@@ -35,6 +35,12 @@ test("every page has no serious or critical axe violation", async ({ page }) => 
     expect(await seriousViolations(page), path).toEqual([]);
     if (path === "/revisions") await shoot(page, "revisions");
   }
+  // The comparison of the two newest revisions, from the history's Compare form.
+  await page.goto("/revisions");
+  await hydrated(page);
+  await page.getByRole("button", { name: "Compare" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Compare revisions");
+  expect(await seriousViolations(page), page.url()).toEqual([]);
   await logIn(page, ADMIN);
   await page.goto("/admin/accounts");
   expect(await seriousViolations(page), "/admin/accounts").toEqual([]);

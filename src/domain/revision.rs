@@ -229,6 +229,21 @@ pub struct RevisionDetail {
     pub revise_href: Option<String>,
     /// The confirmed answers (what "Revise" starts from).
     pub answers: super::draft::DraftAnswers,
+    /// Every attempt to sign it, good or bad, from the security log.
+    pub signing_attempts: Vec<SigningAttempt>,
+}
+
+/// One attempt to sign a revision, as the security log recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SigningAttempt {
+    /// When (canonical UTC).
+    pub at: String,
+    /// The account.
+    pub account: String,
+    /// `success` or `failure`.
+    pub outcome: String,
+    /// What happened (e.g. `wrong password`, `approved (responsible)`).
+    pub detail: String,
 }
 
 /// One signature as pages and bundles show it.

@@ -19,7 +19,7 @@ use crate::{
         ids::RevisionId,
         revision::{
             ArtifactView, CheckView, EvidenceView, ReviewState, RevisionDetail, RevisionStatus,
-            RevisionSummary,
+            RevisionSummary, SigningAttempt,
         },
         statistics::CellStatistics,
     },
@@ -111,12 +111,14 @@ pub async fn revision_detail(
         let lineage = lineage(connection, &key).map_err(error)?;
         let locked = signing_locked_until(connection, viewer_id, crate::service::accounts::now())
             .map_err(error)?;
+        let attempts = signing_attempts(connection, &key).map_err(error)?;
         Ok(revision
             .zip(summary)
-            .map(|(r, s)| (r, s, records, lineage, locked)))
+            .map(|(r, s)| (r, s, records, lineage, locked, attempts)))
     })
     .await?;
-    let Some((revision, summary, records, (parent, children), locked)) = found else {
+    let Some((revision, summary, records, (parent, children), locked, signing_attempts)) = found
+    else {
         return Ok(None);
     };
     let evidence_head = records
@@ -253,7 +255,31 @@ pub async fn revision_detail(
         children,
         revise_href: None,
         answers,
+        signing_attempts,
     }))
+}
+
+/// The security log's signing attempts on revision `id`, oldest first.
+fn signing_attempts(
+    connection: &Connection,
+    id: &RevisionId,
+) -> rusqlite::Result<Vec<SigningAttempt>> {
+    let prefix = format!("{id}: ");
+    let mut statement = connection.prepare(
+        "SELECT at, account_name, outcome, detail FROM security_events
+         WHERE event IN ('signing', 'signing_lockout') AND substr(detail, 1, ?2) = ?1
+         ORDER BY seq",
+    )?;
+    let rows = statement.query_map(rusqlite::params![prefix, prefix.len() as i64], |row| {
+        let detail: String = row.get(3)?;
+        Ok(SigningAttempt {
+            at: row.get(0)?,
+            account: row.get(1)?,
+            outcome: row.get(2)?,
+            detail: detail[prefix.len()..].to_owned(),
+        })
+    })?;
+    rows.collect()
 }
 
 /// The revision `id` revises, and the revisions that revise it (oldest first).

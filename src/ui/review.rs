@@ -125,6 +125,16 @@ pub fn Signatures(
                 }.into_any()
             }}
             {review.sign_note.clone().map(|note| view! { <p class="note" role="note">{note}</p> })}
+            {(!detail.signing_attempts.is_empty()).then(|| view! {
+                <details class="signing-attempts">
+                    <summary>{format!("Signing attempts ({}), from the security log", detail.signing_attempts.len())}</summary>
+                    <ul aria-label="Signing attempts">
+                        {detail.signing_attempts.iter().map(|a| view! {
+                            <li>{format!("{} — {} — {}: {}", utc_time(&a.at), a.account, if a.outcome == "success" { "signed" } else { "refused" }, a.detail)}</li>
+                        }).collect_view()}
+                    </ul>
+                </details>
+            })}
             {review.can_sign.then(|| view! {
                 <ActionForm action=sign attr:class="sign-form" attr:aria-label="Sign this revision">
                     <input type="hidden" name="revision_id" value=id.clone() />

@@ -1,0 +1,151 @@
+// A second person and a second run, in a real browser with real R: the ALT revision the flow
+// tests ran to Verified is approved by a reviewer (a wrong password first: refused and in the
+// log), the signature shows with name, date and time, and meaning; the author gets no Sign
+// form and the server says 403; the revision reproduces; the downloaded bundle validates PASS
+// with the approval and the reproduction in it; the history shows it Approved; the author
+// revises it with one visit fewer, runs the revision to Verified and compares the two.
+import { test, expect, type Page } from "@playwright/test";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AUTHOR, QA, hydrated, logIn, shoot } from "./people";
+
+test.describe.configure({ mode: "serial" });
+
+let revisionUrl = "";
+const VISITS = "Which visits are shown, in which order?";
+
+async function waitForVerified(page: Page): Promise<void> {
+  const status = page.getByRole("status").filter({ hasText: "Status:" });
+  await expect(status).toContainText("Verified", { timeout: 180_000 });
+}
+
+test("the reviewer signs the verified ALT revision after one wrong password", async ({ page }) => {
+  await logIn(page, QA);
+  await page.goto("/revisions?status=verified");
+  await hydrated(page);
+  const row = page.getByRole("row").filter({ hasText: "adlbc.xpt" }).filter({ hasText: "ALT" }).first();
+  await row.getByRole("link").first().click();
+  await expect(page).toHaveURL(/\/revisions\/rev-[0-9a-f]{32}$/);
+  revisionUrl = page.url();
+  await hydrated(page);
+  const form = page.getByRole("form", { name: "Sign this revision" });
+  await form.getByRole("group", { name: "Decision" }).getByLabel("Approve").check();
+  await form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Responsible").check();
+  await form.getByLabel("Password (re-enter it to sign)").fill("not quinn's password");
+  await form.getByRole("button", { name: "Sign" }).click();
+  await expect(form.getByRole("alert")).toContainText("the password is not right");
+  await expect(page.getByText("Verified", { exact: true }).first()).toBeVisible();
+
+  await form.getByLabel("Password (re-enter it to sign)").fill(QA.password);
+  await form.getByRole("button", { name: "Sign" }).click();
+  const signature = page.getByRole("region", { name: "Signatures" }).getByRole("listitem").first();
+  await expect(signature).toContainText("Approved");
+  await expect(signature).toContainText(/signed by quinn on \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC; meaning: responsible/);
+  await expect(page.getByText(/Approved version 3 · rev-/)).toBeVisible();
+  // Both attempts are in the security log, shown with the revision.
+  await page.getByText(/Signing attempts \(2\)/).click();
+  const attempts = page.getByRole("list", { name: "Signing attempts" }).getByRole("listitem");
+  await expect(attempts.nth(0)).toContainText("quinn — refused: wrong password");
+  await expect(attempts.nth(1)).toContainText("quinn — signed: approved (responsible)");
+  await shoot(page, "approved");
+});
+
+test("the author cannot sign: no form, and the server answers 403", async ({ page, baseURL }) => {
+  await logIn(page, AUTHOR);
+  await page.goto(revisionUrl);
+  await hydrated(page);
+  await expect(page.getByRole("heading", { name: "Signatures" })).toBeVisible();
+  await expect(page.getByRole("form", { name: "Sign this revision" })).toHaveCount(0);
+  const refused = await page.request.post("/api/revisions/sign", {
+    headers: { Accept: "application/json", Origin: new URL(baseURL!).origin },
+    form: {
+      revision_id: revisionUrl.split("/").pop()!,
+      decision: "approved",
+      meaning: "approved",
+      password: AUTHOR.password,
+    },
+  });
+  expect(refused.status()).toBe(403);
+});
+
+test("the revision reproduces and the bundle validates with its approval and reproduction", async ({ page }) => {
+  await logIn(page, AUTHOR);
+  await page.goto(revisionUrl);
+  await hydrated(page);
+  await page.getByRole("button", { name: "Reproduce" }).click();
+  const reproduction = page.getByRole("region", { name: "Reproductions" }).getByRole("listitem").first();
+  await expect(reproduction).toContainText("Reproduced", { timeout: 120_000 });
+  await expect(reproduction).toContainText("by ann: the analytical hash matches; same environment, the image hash matches too");
+
+  const dir = mkdtempSync(join(tmpdir(), "adamviz-review-"));
+  const [evidence] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("link", { name: "Download evidence" }).click(),
+  ]);
+  const bundle = join(dir, "evidence.zip");
+  await evidence.saveAs(bundle);
+  const adamviz = process.env.ADAMVIZ_BIN ?? join(__dirname, "..", "..", "target", "debug", "adamviz");
+  const run = spawnSync(adamviz, ["evidence", "validate", bundle], { encoding: "utf8" });
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+  expect(run.stdout).toContain("PASS");
+  expect(run.stdout).toMatch(/signature: approved by quinn \(quinn\) at \S+, meaning: responsible/);
+  expect(run.stdout).toContain("1 reproduction records reproduce the analytical hash");
+});
+
+test("the history shows it Approved; a revision with one visit fewer is run and compared", async ({ page }) => {
+  await logIn(page, AUTHOR);
+  await page.goto("/revisions");
+  await hydrated(page);
+  await page.getByLabel("Status").selectOption("approved");
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page).toHaveURL(/status=approved/);
+  const approved = page.getByRole("row").filter({ hasText: "adlbc.xpt" }).first();
+  await expect(approved).toContainText("Approved");
+  await expect(approved).toContainText("quinn");
+  await shoot(page, "history");
+
+  // Revise: the draft starts from the approved revision's answers; one visit fewer.
+  await page.goto(revisionUrl);
+  await hydrated(page);
+  await page.getByRole("link", { name: "Revise" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Draft: ALT over time by arm");
+  await expect(page.getByText(/^Revising/)).toBeVisible();
+  await hydrated(page);
+  const visits = page.getByRole("group", { name: VISITS }).getByRole("checkbox");
+  const kept: string[] = [];
+  for (const box of await visits.all()) if (await box.isChecked()) kept.push(await box.inputValue());
+  const dropped = kept[kept.length - 1];
+  await page.getByRole("group", { name: VISITS }).getByLabel(dropped, { exact: true }).uncheck();
+  await page.getByRole("button", { name: "Confirm and create the revision" }).click();
+  await expect(page).toHaveURL(/\/revisions\/rev-[0-9a-f]{32}$/);
+  expect(page.url()).not.toBe(revisionUrl);
+  await hydrated(page);
+  await expect(page.getByRole("region", { name: "Lineage" })).toContainText("Revises");
+  await page.getByRole("button", { name: "Run governed execution" }).click();
+  await waitForVerified(page);
+  // Its own approval is still to come; the parent keeps its own.
+  await expect(page.getByRole("region", { name: "Signatures" })).toContainText("Not signed yet");
+
+  await page.getByRole("link", { name: "Compare with the revision it revises" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Compare revisions");
+  await hydrated(page);
+  const answers = page.getByRole("table", { name: "Answers that differ" });
+  const visitRow = answers.getByRole("row").filter({ hasText: "Visits (axis order)" });
+  await expect(visitRow).toContainText(dropped);
+  await expect(answers.getByRole("row")).toHaveCount(2);
+  const cells = page.getByRole("table", { name: /First, second and the difference/ });
+  // The dropped visit's cells exist only in the first revision; the others differ by zero.
+  const droppedRow = cells.getByRole("row").filter({ hasText: dropped }).first();
+  await expect(droppedRow.getByRole("cell").nth(3)).toHaveText("–");
+  const baseline = cells.getByRole("row").filter({ hasText: "Baseline" }).first();
+  await expect(baseline.getByRole("cell").nth(6)).toHaveText("+0.0000");
+  const images = page.getByRole("img", { name: /the verified plot of rev-/ });
+  await expect(images).toHaveCount(2);
+  for (const image of await images.all()) {
+    await expect(image).toBeVisible();
+    expect(await image.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBe(1200);
+  }
+  await shoot(page, "compare");
+});
