@@ -460,3 +460,114 @@ async fn a_revision_of_an_approved_revision_needs_its_own_approval() {
         SignError::NotVerified("Draft")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_pages_and_filters_many_revisions_and_names_approvers() {
+    use adamviz::{
+        domain::revision::HistoryQuery,
+        server::cli::bench_history::{fill_history, AUTHORS},
+        service::history::{history, PAGE_SIZE},
+        store::repository::latest_attempt,
+    };
+    let mut server = server(1);
+    let ann = account(&server, "ann", &[Role::Author]);
+    let rex = account(&server, "rex", &[Role::Reviewer]);
+    server.actor = Actor::web(&ann);
+    let approved = verified(&server, "history-run").await;
+    let draft = server.revision(None).await;
+    let mut connection = server.database.connection().unwrap();
+    sign(
+        &mut connection,
+        &rex,
+        &request(&approved, Decision::Approved, PASSWORD),
+        None,
+        now(),
+    )
+    .unwrap();
+    let attempt = latest_attempt(&connection, &approved).unwrap().unwrap();
+    let copies = 400;
+    fill_history(
+        &mut connection,
+        (&approved, attempt.id.as_str()),
+        &draft,
+        copies,
+        now() - Duration::days(30),
+    )
+    .unwrap();
+    let page = |query: HistoryQuery| history(&connection, &query).unwrap();
+
+    let first = page(HistoryQuery::default());
+    assert_eq!(first.total, copies + 2);
+    assert_eq!(first.pages, (copies + 2).div_ceil(PAGE_SIZE));
+    assert_eq!(first.rows.len(), PAGE_SIZE);
+    // Newest first: the two real revisions, then the copies from the newest.
+    assert_eq!(first.rows[0].id, draft.as_str());
+    assert_eq!(first.rows[1].id, approved.as_str());
+    assert_eq!(first.rows[1].status, RevisionStatus::Approved);
+    assert_eq!(first.rows[1].approver.as_deref(), Some("rex"));
+    assert_eq!(first.rows[1].author, "ann");
+    assert_eq!(first.rows[1].parameter, "ALT");
+    assert_eq!(first.rows[1].dataset_name, "adlbc.xpt");
+    assert!(first
+        .rows
+        .windows(2)
+        .all(|w| w[0].created_at >= w[1].created_at));
+    assert_eq!(first.authors.len(), AUTHORS + 1);
+
+    // Every revision exactly once across the pages; past the end is the last page.
+    let mut seen = std::collections::BTreeSet::new();
+    for number in 1..=first.pages {
+        let rows = page(HistoryQuery {
+            page: Some(number),
+            ..HistoryQuery::default()
+        })
+        .rows;
+        seen.extend(rows.into_iter().map(|r| r.id));
+    }
+    assert_eq!(seen.len(), copies + 2);
+    let beyond = page(HistoryQuery {
+        page: Some(10_000),
+        ..HistoryQuery::default()
+    });
+    assert_eq!(beyond.page, first.pages);
+
+    // Filters, alone and together.
+    let approved_rows = page(HistoryQuery {
+        status: Some("approved".to_owned()),
+        ..HistoryQuery::default()
+    });
+    assert_eq!(approved_rows.total, copies / 4 + 1);
+    assert!(approved_rows
+        .rows
+        .iter()
+        .all(|r| r.status == RevisionStatus::Approved && r.approver.as_deref() == Some("rex")));
+    let by_author = page(HistoryQuery {
+        status: Some("verified".to_owned()),
+        author: Some("author-3".to_owned()),
+        ..HistoryQuery::default()
+    });
+    assert!(by_author.total > 0);
+    assert!(by_author
+        .rows
+        .iter()
+        .all(|r| r.author == "author-3" && r.status == RevisionStatus::Verified));
+    let dataset = page(HistoryQuery {
+        dataset: Some(server.upload.content_hash.to_hex()),
+        ..HistoryQuery::default()
+    });
+    assert_eq!(dataset.total, copies + 2);
+    let none = page(HistoryQuery {
+        dataset: Some("0".repeat(64)),
+        ..HistoryQuery::default()
+    });
+    assert_eq!((none.total, none.pages, none.rows.len()), (0, 1, 0));
+    // An unknown status is no filter rather than an error.
+    let unknown = page(HistoryQuery {
+        status: Some("lost".to_owned()),
+        ..HistoryQuery::default()
+    });
+    assert_eq!(unknown.total, copies + 2);
+    // The copies went in through the rules: the audit explains every row.
+    let report = audit(&connection, &server.objects).unwrap();
+    assert!(report.passed(), "{:?}", report.row_problems.first());
+}

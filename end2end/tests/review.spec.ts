@@ -92,6 +92,14 @@ test("the revision reproduces and the bundle validates with its approval and rep
   expect(run.stdout).toContain("PASS");
   expect(run.stdout).toMatch(/signature: approved by quinn \(quinn\) at \S+, meaning: responsible/);
   expect(run.stdout).toContain("1 reproduction records reproduce the analytical hash");
+
+  // The auditor's way in: the Evidence section lists it, Approved by quinn, with its bundle.
+  await page.goto("/evidence");
+  await hydrated(page);
+  const id = revisionUrl.split("/").pop()!;
+  const row = page.getByRole("table", { name: "Approved revisions, newest first" }).getByRole("row").filter({ hasText: "quinn" }).first();
+  await expect(row.getByRole("link", { name: `Download evidence of ${id.slice(0, 16)}` })).toBeVisible();
+  await expect(page.getByText(/This installation signs bundles with the key sha256:[0-9a-f]{64}/)).toBeVisible();
 });
 
 test("the history shows it Approved; a revision with one visit fewer is run and compared", async ({ page }) => {

@@ -13,6 +13,7 @@ pub mod bench;
 pub mod bench_auth;
 pub mod bench_execute;
 pub mod bench_governed;
+pub mod bench_history;
 pub mod bench_ledger;
 pub mod bench_web;
 pub mod demo;

@@ -37,9 +37,7 @@ use crate::{
 };
 
 const SUMMARY_QUERY: &str = "SELECT r.id, r.status, r.version, r.created_at, r.spec_hash, s.spec,
-        (SELECT json_extract(e.record, '$.actor.account_name') FROM evidence_ledger e
-         WHERE e.kind = 'revision_lifecycle' AND json_extract(e.record, '$.revision_id') = r.id
-         ORDER BY e.seq LIMIT 1)
+        r.author_name
      FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash";
 
 fn summary_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<RevisionSummary> {

@@ -1,19 +1,118 @@
-//! The Evidence section: evidence bundles to download and check offline.
+//! The Evidence section, for the auditor: the revisions that have evidence bundles (Approved,
+//! then Verified, newest first) with their signer and a download each, and how to check a
+//! bundle offline against this installation's signing key.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::not_found::EmptySection;
+use super::{review::utc_time, revisions::StatusBadge};
+use crate::{
+    api::{meta::installation, revisions::revision_history},
+    domain::revision::{HistoryPage, HistoryQuery},
+};
 
-/// Lists evidence bundles; there are none until a revision has been verified.
+fn retained(status: &'static str) -> HistoryQuery {
+    HistoryQuery {
+        status: Some(status.to_owned()),
+        ..HistoryQuery::default()
+    }
+}
+
+#[component]
+fn BundleTable(page: HistoryPage, caption: &'static str, status: &'static str) -> impl IntoView {
+    if page.rows.is_empty() {
+        return view! { <p>{format!("No revision is {status} yet.")}</p> }.into_any();
+    }
+    let more = (page.total > page.rows.len()).then(|| {
+        view! {
+            <p>
+                <a href=format!("/revisions?status={status}")>{format!("All {} {status} revisions in the history", page.total)}</a>
+            </p>
+        }
+    });
+    view! {
+        <div class="table-scroll" tabindex="0" role="region" aria-label=caption>
+        <table class="data-table">
+            <caption>{caption}</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Title"</th>
+                    <th scope="col">"Status"</th>
+                    <th scope="col">"Version"</th>
+                    <th scope="col">"Dataset"</th>
+                    <th scope="col">"Author"</th>
+                    <th scope="col">"Approver"</th>
+                    <th scope="col">"Created"</th>
+                    <th scope="col">"Bundle"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {page.rows.iter().map(|r| view! {
+                    <tr>
+                        <th scope="row"><a href=format!("/revisions/{}", r.id)>{r.title.clone()}</a></th>
+                        <td><StatusBadge status=r.status /></td>
+                        <td>{r.version}</td>
+                        <td>{r.dataset_name.clone()}</td>
+                        <td>{r.author.clone()}</td>
+                        <td>{r.approver.clone().unwrap_or_else(|| "—".to_owned())}</td>
+                        <td>{utc_time(&r.created_at)}</td>
+                        <td>
+                            <a href=format!("/api/revisions/{}/evidence", r.id) download=format!("evidence-{}.zip", r.id)>
+                                {format!("Download evidence of {}", r.id.chars().take(16).collect::<String>())}
+                            </a>
+                        </td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        </div>
+        {more}
+    }
+    .into_any()
+}
+
+/// The evidence bundles and how to check them.
 #[component]
 pub fn EvidencePage() -> impl IntoView {
+    let approved = Resource::new(|| (), |_| revision_history(retained("approved")));
+    let verified = Resource::new(|| (), |_| revision_history(retained("verified")));
+    let info = Resource::new(|| (), |_| installation());
     view! {
         <Title text="Evidence" />
-        <EmptySection
-            heading="Evidence"
-            purpose="Evidence bundles: the records, artifacts and manifest of a revision, to download and check offline with `adamviz evidence validate`."
-            empty="No evidence has been recorded yet."
-        />
+        <section class="section evidence-section">
+            <h1>"Evidence"</h1>
+            <p class="purpose">"Every Verified or Approved revision has an evidence bundle: its records, artifacts, schemas and a manifest signed by this installation's key, to download and check offline."</p>
+            <h2>"Checking a bundle"</h2>
+            <p>"With the adamviz binary, no server and no database:"</p>
+            <pre tabindex="0"><code>"adamviz evidence validate evidence-rev-….zip --trusted-key installation-key.pub [--replay] [--repository PATH]"</code></pre>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    info.await.ok().and_then(|i| i.key_fingerprint).map(|fingerprint| view! {
+                        <p>
+                            "This installation signs bundles with the key " <code>{fingerprint}</code>
+                            " (" <code>"adamviz key show"</code> " on the server prints the public key to pin with " <code>"--trusted-key"</code> "). Exit 0 is PASS, 5 FAIL; the report names every failure with its code and path."
+                        </p>
+                    })
+                })}
+            </Suspense>
+            <h2>"Approved revisions"</h2>
+            <Suspense fallback=|| view! { <p role="status">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match approved.await {
+                        Ok(page) => view! { <BundleTable page caption="Approved revisions, newest first" status="approved" /> }.into_any(),
+                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <h2>"Verified revisions awaiting approval"</h2>
+            <Suspense fallback=|| view! { <p role="status">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match verified.await {
+                        Ok(page) => view! { <BundleTable page caption="Verified revisions, newest first" status="verified" /> }.into_any(),
+                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
     }
 }

@@ -1,4 +1,4 @@
-//! Fallback page for unknown paths, and the shared empty-section block.
+//! Fallback page for unknown paths.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -16,22 +16,6 @@ pub fn NotFoundPage() -> impl IntoView {
         <section class="section">
             <h1>"Page not found"</h1>
             <p>"There is no page at this address. " <A href="/">"Go to the home page"</A> "."</p>
-        </section>
-    }
-}
-
-/// A section heading, what the section is for, and its empty state.
-#[component]
-pub fn EmptySection(
-    heading: &'static str,
-    purpose: &'static str,
-    empty: &'static str,
-) -> impl IntoView {
-    view! {
-        <section class="section">
-            <h1>{heading}</h1>
-            <p class="purpose">{purpose}</p>
-            <p class="empty-state" role="status">{empty}</p>
         </section>
     }
 }

@@ -39,7 +39,7 @@ pub struct LedgerBenchArgs {
 /// `value` with every `revision_id` and `attempt_id` field, at any depth, replaced, and every
 /// string naming an earlier record of the original (`copies`: original hash → copy's hash)
 /// replaced by its copy's hash.
-fn with_ids(
+pub(super) fn with_ids(
     value: &mut Value,
     revision_id: &str,
     attempt_id: &str,
@@ -73,11 +73,15 @@ fn with_ids(
 /// copied from `original`, inserted as the repository does (draft, active attempt, bundle,
 /// succeeded, verified), each change admitted by the database's rules only because its record
 /// is there.
-fn copy_rows(
+/// The revision, attempt and bundle rows of Verified revision `original` (revision, attempt)
+/// copied for `copy`, with the copy's records' hashes (`copies`), its author and creation time
+/// (`made`: the author its creation record names, and when).
+pub(super) fn copy_rows(
     transaction: &rusqlite::Transaction<'_>,
     original: (&str, &str),
     copy: (&str, &str),
     copies: &HashMap<String, String>,
+    made: (&str, &str),
 ) -> anyhow::Result<()> {
     let (original_revision, original_attempt) = original;
     let (revision, attempt) = copy;
@@ -89,11 +93,17 @@ fn copy_rows(
     )?;
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
-                                snapshot_hash, request_hash, created_at, inputs)
+                                snapshot_hash, request_hash, created_at, inputs, author_name)
          SELECT ?2, spec_hash, 'draft', 1, script_hash, snapshot_id, snapshot_hash, ?3,
-                created_at, inputs
+                ?5, inputs, ?4
          FROM revisions WHERE id = ?1",
-        rusqlite::params![original_revision, revision, mapped(request_hash)],
+        rusqlite::params![
+            original_revision,
+            revision,
+            mapped(request_hash),
+            made.0,
+            made.1
+        ],
     )?;
     transaction.execute(
         "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at,
@@ -161,6 +171,11 @@ pub async fn run_ledger_bench(args: LedgerBenchArgs) -> anyhow::Result<()> {
                 })
                 .collect::<Result<_, serde_json::Error>>()?;
         let per_revision = templates.len();
+        let (author, created_at): (String, String) = connection.query_row(
+            "SELECT author_name, created_at FROM revisions WHERE id = ?1",
+            [revision_id.as_str()],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
         let started = Instant::now();
         let mut bytes = 0usize;
         for chunk in (1..revisions).collect::<Vec<_>>().chunks(500) {
@@ -183,6 +198,7 @@ pub async fn run_ledger_bench(args: LedgerBenchArgs) -> anyhow::Result<()> {
                     (revision_id.as_str(), attempt_id.as_str()),
                     (&revision, &attempt),
                     &copies,
+                    (&author, &created_at),
                 )?;
             }
             transaction.commit()?;

@@ -46,6 +46,9 @@ pub struct WebBenchArgs {
     /// Concurrent clients of the second round.
     #[arg(long, default_value_t = 20)]
     pub clients: usize,
+    /// Revisions in the history the history pages are timed over.
+    #[arg(long, default_value_t = 10_000)]
+    pub history: usize,
 }
 
 const PASSWORD: &str = "a long enough password";
@@ -261,6 +264,70 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // A reviewer approves it (the password checked with Argon2id, as at any signing); a second
+    // revision stays a Draft; the history is filled with copies of both.
+    {
+        let mut connection = database.connection()?;
+        let reviewer = accounts::create_account(
+            &mut connection,
+            "bench-reviewer",
+            PASSWORD,
+            &[Role::Reviewer],
+            None,
+            None,
+            accounts::now(),
+        )?;
+        crate::service::approvals::sign(
+            &mut connection,
+            &reviewer,
+            &crate::service::approvals::SignRequest {
+                revision_id: made.revision.id.clone(),
+                decision: crate::evidence::approval::Decision::Approved,
+                meaning: Some(crate::evidence::approval::SignatureMeaning::Approved),
+                comment: None,
+                password: PASSWORD.to_owned(),
+                evidence_head_seen: None,
+            },
+            None,
+            accounts::now(),
+        )?;
+    }
+    let draft = context
+        .execution
+        .materialize(
+            &spec,
+            Arc::clone(&loaded.table),
+            &UploadInfo {
+                content_hash: digest,
+                classification: summary.classification.clone(),
+                file_name: summary.file_name.clone(),
+                size: summary.size,
+            },
+            &Actor::web(&account),
+        )
+        .await?
+        .revision
+        .id;
+    {
+        let mut connection = database.connection()?;
+        let attempt = crate::store::repository::latest_attempt(&connection, &made.revision.id)?
+            .ok_or_else(|| anyhow::anyhow!("the verified revision has no attempt"))?;
+        let started = Instant::now();
+        super::bench_history::fill_history(
+            &mut connection,
+            (&made.revision.id, attempt.id.as_str()),
+            &draft,
+            args.history,
+            accounts::now() - chrono::Duration::days(30),
+        )?;
+        println!(
+            "history: {} revisions (a quarter Draft, half Verified, a quarter Approved; {} authors) copied through the database's rules in {:.1} s",
+            args.history + 2,
+            super::bench_history::AUTHORS,
+            started.elapsed().as_secs_f64()
+        );
+    }
+
     // The evidence bundle of that revision: export, then validate offline (without --replay).
     {
         let key_dir = tempfile::tempdir()?;
@@ -339,7 +406,30 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
             body: String::new(),
         },
         Probe {
-            name: "revision page (Verified)",
+            name: "history page 1 (all)",
+            request: get("/revisions", &cookie),
+            body: String::new(),
+        },
+        Probe {
+            name: "history page 200 (all)",
+            request: get("/revisions?page=200", &cookie),
+            body: String::new(),
+        },
+        Probe {
+            name: "history, Approved by author-3, page 10",
+            request: get(
+                "/revisions?status=approved&author=author-3&page=10",
+                &cookie,
+            ),
+            body: String::new(),
+        },
+        Probe {
+            name: "history, dataset filter, page 1",
+            request: get(&format!("/revisions?dataset={hash}"), &cookie),
+            body: String::new(),
+        },
+        Probe {
+            name: "revision page (Approved)",
             request: get(&format!("/revisions/{}", made.revision.id), &cookie),
             body: String::new(),
         },
@@ -360,7 +450,12 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         }
         let (one_median, one_p95) = measure(addr, probe, args.requests, 1).await?;
         let (many_median, many_p95) = measure(addr, probe, args.requests, args.clients).await?;
-        let targets = if probe.name.starts_with("preview") {
+        let targets = if probe.name.starts_with("history") {
+            format!(
+                "target ≤ 50 ms median at 1 client: {}",
+                verdict(one_median <= 50.0)
+            )
+        } else if probe.name.starts_with("preview") {
             format!(
                 "target ≤ 100 ms median at 1 client: {}",
                 verdict(one_median <= 100.0)

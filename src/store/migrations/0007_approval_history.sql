@@ -13,7 +13,7 @@ DROP TRIGGER revisions_change_only_by_promotion;
 DROP TRIGGER revisions_version_moves_by_one;
 UPDATE revisions SET author_name = coalesce((
     SELECT json_extract(e.record, '$.actor.account_name') FROM evidence_ledger e
-    WHERE e.kind = 'revision_lifecycle' AND json_extract(e.record, '$.revision_id') = revisions.id
+    WHERE e.kind = 'revision_lifecycle' AND json_extract(e.record, '$.revision_id') = +revisions.id
       AND json_extract(e.record, '$.event') = 'created'), 'unknown');
 
 CREATE TRIGGER revisions_version_moves_by_one BEFORE UPDATE ON revisions
@@ -32,7 +32,7 @@ WHEN NEW.status NOT IN ('draft', 'experimental_draft')
   OR NOT EXISTS (
     SELECT 1 FROM evidence_ledger e
     WHERE e.kind = 'revision_lifecycle'
-      AND json_extract(e.record, '$.revision_id') = NEW.id
+      AND json_extract(e.record, '$.revision_id') = +NEW.id
       AND json_extract(e.record, '$.event') = 'created'
       AND json_extract(e.record, '$.to_status') = NEW.status
       AND json_extract(e.record, '$.version') = 1
@@ -44,6 +44,7 @@ BEGIN
     SELECT RAISE(ABORT, 'a revision is inserted only as draft or experimental_draft at version 1, after its revision_lifecycle created record naming its author and parent');
 END;
 
+-- (`+NEW.id`: without the column's affinity the ledger's index on the revision id is used.)
 -- A row changes only by its two edges, each with its record; nothing else of it changes.
 CREATE TRIGGER revisions_change_only_by_promotion BEFORE UPDATE ON revisions
 WHEN NEW.id IS NOT OLD.id
@@ -74,17 +75,17 @@ WHEN NEW.id IS NOT OLD.id
         SELECT 1 FROM evidence_ledger l
         JOIN evidence_ledger a ON a.record_hash = json_extract(l.record, '$.approval_hash')
         WHERE l.kind = 'revision_lifecycle'
-          AND json_extract(l.record, '$.revision_id') = NEW.id
+          AND json_extract(l.record, '$.revision_id') = +NEW.id
           AND json_extract(l.record, '$.event') = 'approved'
           AND json_extract(l.record, '$.version') = NEW.version
           AND a.kind = 'approval'
-          AND json_extract(a.record, '$.revision_id') = NEW.id
+          AND json_extract(a.record, '$.revision_id') = +NEW.id
           AND json_extract(a.record, '$.decision') = 'approved'
           AND json_extract(a.record, '$.revision_version') = OLD.version
           AND NOT EXISTS (
             SELECT 1 FROM evidence_ledger c
             WHERE c.kind = 'revision_lifecycle'
-              AND json_extract(c.record, '$.revision_id') = NEW.id
+              AND json_extract(c.record, '$.revision_id') = +NEW.id
               AND json_extract(c.record, '$.event') = 'created'
               AND json_extract(c.record, '$.actor.account_id')
                   IS json_extract(a.record, '$.signer.account_id')
@@ -95,7 +96,11 @@ BEGIN
     SELECT RAISE(ABORT, 'a revision changes only from draft to verified (with its accepted bundle) or from verified to approved (with its approved record naming an approval by someone other than its author), and nothing else of it changes');
 END;
 
-CREATE INDEX revisions_by_created ON revisions (created_at DESC, id);
+-- The history reads these indexes only, never the rows (whose `inputs` can be large): one
+-- covering every column its filters and order need, one for the author list, and the lineage.
+CREATE INDEX revisions_history ON revisions (created_at DESC, id, status, author_name, spec_hash);
+CREATE INDEX revisions_by_author ON revisions (author_name);
+CREATE INDEX revisions_by_spec ON revisions (spec_hash);
 CREATE INDEX revisions_by_parent ON revisions (parent_id);
 CREATE INDEX specs_by_content ON specs (content_hash);
 
