@@ -201,7 +201,7 @@ fn sample_body(path: &str, call: usize) -> String {
             "0".repeat(32)
         ),
         "/api/revisions/sign" => format!(
-            "revision_id=rev-{}&decision=approved&meaning=reviewed&password=wrong",
+            "revision_id=rev-{}&decision=approved&meaning=reviewed&password=wrong&evidence_head=",
             "0".repeat(32)
         ),
         "/api/revisions/reproduce" => format!("revision_id=rev-{}", "0".repeat(32)),

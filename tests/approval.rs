@@ -385,6 +385,114 @@ async fn a_retained_result_reproduces_and_corrupt_inputs_fail_loudly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_cannot_happen_records_nothing_and_a_failed_reproduction_blocks_approval() {
+    let mut server = server(1);
+    let ann = account(&server, "ann", &[Role::Author]);
+    let rex = account(&server, "rex", &[Role::Reviewer]);
+    server.actor = Actor::web(&ann);
+    let id = verified(&server, "not-run-key").await;
+    let records = |server: &Server| -> i64 {
+        let connection = server.database.connection().unwrap();
+        connection
+            .query_row(
+                "SELECT count(*) FROM evidence_ledger WHERE kind = 'reproduction'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap()
+    };
+    // R missing: an error, and no record (it says nothing about the retained result).
+    let mut config = adamviz::runner::RunnerConfig::new();
+    config.rscript = "/nonexistent/Rscript".into();
+    config.work_root = server._dir.path().join("work");
+    let broken = adamviz::service::execution::ExecutionService::new(
+        server.database.clone(),
+        server.objects.clone(),
+        std::sync::Arc::new(adamviz::runner::Runner::new(config)),
+    );
+    let error = reproduce(&broken, &id, &Actor::web(&rex))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ReproduceError::NotRun(_)), "{error}");
+    assert!(
+        error.to_string().contains("nothing was recorded"),
+        "{error}"
+    );
+    assert_eq!(records(&server), 0);
+
+    // The stored snapshot corrupted: a failed reproduction, recorded; approving is refused
+    // while it is the latest, changes may still be requested.
+    let revision = {
+        let connection = server.database.connection().unwrap();
+        get_revision(&connection, &id).unwrap().unwrap()
+    };
+    let snapshot = server.objects.path_of(
+        &adamviz::domain::digest::Sha256Digest::try_from(revision.snapshot_id.clone()).unwrap(),
+    );
+    let mut permissions = std::fs::metadata(&snapshot).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(&snapshot, permissions).unwrap();
+    std::fs::write(&snapshot, b"not the snapshot\n").unwrap();
+    let outcome = reproduce(&server.run.execution, &id, &Actor::web(&rex))
+        .await
+        .unwrap();
+    assert_eq!(outcome.outcome, ReproductionOutcome::Failed);
+    assert_eq!(records(&server), 1);
+    let mut connection = server.database.connection().unwrap();
+    assert_eq!(
+        sign(
+            &mut connection,
+            &rex,
+            &request(&id, Decision::Approved, PASSWORD),
+            None,
+            now()
+        )
+        .unwrap_err(),
+        SignError::ReproductionFailed
+    );
+    let mut changes = request(&id, Decision::ChangesRequested, PASSWORD);
+    changes.comment = Some("The stored snapshot no longer reproduces".to_owned());
+    let signed = sign(&mut connection, &rex, &changes, None, now()).unwrap();
+    assert_eq!(signed.revision.status, RevisionStatus::Verified);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_named_as_the_command_line_user_who_made_a_revision_cannot_sign_it() {
+    let mut server = server(1);
+    let rex = account(&server, "rex", &[Role::Reviewer]);
+    let quinn = account(&server, "quinn", &[Role::Reviewer]);
+    // Made on the server's command line by the operating-system user "Rex".
+    server.actor = Actor {
+        via: adamviz::evidence::actor::ActorVia::CommandLine,
+        account_id: None,
+        account_name: "Rex".to_owned(),
+    };
+    let id = verified(&server, "command-line").await;
+    let mut connection = server.database.connection().unwrap();
+    assert_eq!(
+        sign(
+            &mut connection,
+            &rex,
+            &request(&id, Decision::Approved, PASSWORD),
+            None,
+            now()
+        )
+        .unwrap_err(),
+        SignError::OwnRevision
+    );
+    let signed = sign(
+        &mut connection,
+        &quinn,
+        &request(&id, Decision::Approved, PASSWORD),
+        None,
+        now(),
+    )
+    .unwrap();
+    assert_eq!(signed.revision.status, RevisionStatus::Approved);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_of_an_approved_revision_needs_its_own_approval() {
     let mut server = server(1);
     let ann = account(&server, "ann", &[Role::Author]);

@@ -65,6 +65,7 @@ test("the author cannot sign: no form, and the server answers 403", async ({ pag
       decision: "approved",
       meaning: "approved",
       password: AUTHOR.password,
+      evidence_head: "",
     },
   });
   expect(refused.status()).toBe(403);

@@ -630,7 +630,18 @@ impl Validation {
         let author = records
             .iter()
             .find(|(k, v)| k == "revision_lifecycle" && v["event"] == "created")
-            .map(|(_, v)| v["actor"]["account_id"].clone());
+            .map(|(_, v)| v["actor"].clone());
+        // Four eyes: the same account, or an account named as the operating-system user that
+        // made the revision on the command line.
+        let by_author = |signer: &serde_json::Value| {
+            author.as_ref().is_some_and(|actor| {
+                (!actor["account_id"].is_null() && actor["account_id"] == signer["account_id"])
+                    || actor["account_name"]
+                        .as_str()
+                        .zip(signer["account_name"].as_str())
+                        .is_some_and(|(a, s)| a.eq_ignore_ascii_case(s))
+            })
+        };
         let mut status = serde_json::Value::Null;
         let mut version = serde_json::Value::Null;
         for (index, (kind, value)) in records.iter().enumerate() {
@@ -673,10 +684,7 @@ impl Validation {
                     .map(|m| format!(", meaning: {m}"))
                     .unwrap_or_default()
             ));
-            if author
-                .as_ref()
-                .is_some_and(|a| !a.is_null() && *a == signer["account_id"])
-            {
+            if by_author(signer) {
                 self.failure(
                     Code::Link,
                     record,

@@ -86,6 +86,9 @@ pub enum SignError {
         /// Until when.
         until: String,
     },
+    /// The latest reproduction of the retained result failed.
+    #[error("the latest reproduction of this revision failed: it cannot be approved (changes can be requested)")]
+    ReproductionFailed,
     /// The evidence moved on since the page was read.
     #[error("the revision's evidence changed since you opened the page: read it again, then sign")]
     HeadMoved,
@@ -109,19 +112,47 @@ pub struct Signed {
     pub revision: Revision,
 }
 
-/// The account that created revision `id`, as its creation record names it (none for
-/// revisions made on the command line).
-pub fn author_id(connection: &Connection, id: &RevisionId) -> Result<Option<i64>, rusqlite::Error> {
-    Ok(connection
+/// Who created revision `id`, as its creation record names them: the account id (none for
+/// revisions made on the command line) and the account or operating-system user name.
+pub fn author_of(
+    connection: &Connection,
+    id: &RevisionId,
+) -> Result<Option<(Option<i64>, String)>, rusqlite::Error> {
+    connection
         .query_row(
-            "SELECT json_extract(record, '$.actor.account_id') FROM evidence_ledger
+            "SELECT json_extract(record, '$.actor.account_id'),
+                    json_extract(record, '$.actor.account_name')
+             FROM evidence_ledger
              WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1
                AND json_extract(record, '$.event') = 'created'",
             [id.as_str()],
-            |row| row.get::<_, Option<i64>>(0),
+            |row| Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, String>(1)?)),
         )
-        .optional()?
-        .flatten())
+        .optional()
+}
+
+/// Four eyes: whether `signer` is the one who created a revision made by `author` (the same
+/// account, or, for a revision made on the command line, an account of the same name as the
+/// operating-system user).
+pub fn is_author(signer: &Account, author: &(Option<i64>, String)) -> bool {
+    author.0 == Some(signer.id) || author.1.eq_ignore_ascii_case(&signer.name)
+}
+
+/// The outcome of the latest reproduction of revision `id`, if any.
+fn latest_reproduction(
+    connection: &Connection,
+    id: &RevisionId,
+) -> Result<Option<String>, rusqlite::Error> {
+    connection
+        .query_row(
+            "SELECT json_extract(record, '$.outcome') FROM evidence_ledger
+             WHERE seq = (SELECT max(seq) FROM evidence_ledger
+                          WHERE json_extract(record, '$.revision_id') = ?1
+                            AND kind = 'reproduction')",
+            [id.as_str()],
+            |row| row.get(0),
+        )
+        .optional()
 }
 
 /// The hash of the latest record about revision `id` (its evidence head).
@@ -222,8 +253,13 @@ pub fn sign(
         if current.status != RevisionStatus::Verified {
             return Err(SignError::NotVerified(current.status.label()));
         }
-        if author_id(&transaction, &current.id)? == Some(signer.id) {
+        if author_of(&transaction, &current.id)?.is_some_and(|author| is_author(signer, &author)) {
             return Err(SignError::OwnRevision);
+        }
+        if request.decision == Decision::Approved
+            && latest_reproduction(&transaction, &current.id)?.as_deref() == Some("failed")
+        {
+            return Err(SignError::ReproductionFailed);
         }
         let head = evidence_head(&transaction, &current.id)?
             .and_then(|h| Sha256Digest::try_from(h).ok())

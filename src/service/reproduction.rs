@@ -18,6 +18,7 @@ use crate::{
         },
         validate::run_request_from,
     },
+    runner::RunFailure,
     store::{
         ledger::{append_evidence, records_about, utc_now},
         repository::{get_revision, Revision},
@@ -42,6 +43,10 @@ pub enum ReproduceError {
     /// The stored records or objects cannot be read.
     #[error("{0}")]
     Stored(String),
+    /// R could not run here (no sandbox, R missing, the time limit): nothing was recorded, as
+    /// nothing about the retained result was learnt.
+    #[error("R could not run the reproduction here ({0}); nothing was recorded: try again when the runner works")]
+    NotRun(String),
 }
 
 /// What a reproduction recorded.
@@ -55,6 +60,8 @@ pub struct Reproduced {
     pub failures: Vec<String>,
     /// The environment parts that differ.
     pub environment_differences: Vec<String>,
+    /// The environment fingerprints matched (the image hash was compared).
+    pub same_environment: bool,
 }
 
 /// The retained result of a revision, as its records and the store hold it.
@@ -195,6 +202,18 @@ pub async fn reproduce(
         Err(message) => failures.push(format!("the retained inputs cannot be read: {message}")),
         Ok(request) => {
             let result = execution.runner().run(request).await;
+            // A run that could not happen says nothing about the retained result: it is an
+            // error, not a failed reproduction (the ledger is append-only, and a `failed`
+            // record fails the revision's bundle for good).
+            if let Some(
+                failure @ (RunFailure::Setup { .. }
+                | RunFailure::Spawn { .. }
+                | RunFailure::IsolationUnavailable { .. }
+                | RunFailure::TimedOut { .. }),
+            ) = &result.failure
+            {
+                return Err(ReproduceError::NotRun(failure.to_string()));
+            }
             reproduced = ReproducedHashes {
                 analytical_hash: result.analytical_hash,
                 image_hash: result
@@ -271,6 +290,7 @@ pub async fn reproduce(
         outcome: record.outcome,
         failures: record.failures.clone(),
         environment_differences: record.environment_differences.clone(),
+        same_environment: record.same_environment,
     })
 }
 

@@ -25,7 +25,7 @@ use crate::{
     },
     evidence::summary::record_summary,
     service::{
-        approvals::{signature_view, signing_locked_until},
+        approvals::{is_author, signature_view, signing_locked_until},
         reproduction::reproduction_view,
     },
     store::{
@@ -150,11 +150,20 @@ pub async fn revision_detail(
         .filter(|(view, _)| view.kind == "reproduction")
         .filter_map(|(_, value)| reproduction_view(value))
         .collect();
-    let author_id = evidence
+    let author = evidence
         .iter()
         .find(|(view, value)| view.kind == "revision_lifecycle" && value["event"] == "created")
-        .and_then(|(_, value)| value["actor"]["account_id"].as_i64());
-    let review = review_state(viewer, summary.status, author_id, locked, evidence_head);
+        .map(|(_, value)| {
+            (
+                value["actor"]["account_id"].as_i64(),
+                value["actor"]["account_name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        });
+    let own = author.is_some_and(|author| is_author(viewer, &author));
+    let review = review_state(viewer, summary.status, own, locked, evidence_head);
     let answers = drafts::answers_of(&spec);
     let checks = evidence
         .iter()
@@ -301,17 +310,16 @@ fn lineage(
     Ok((parent, children))
 }
 
-/// What `viewer` may do about the review of a revision in `status` made by `author_id`.
+/// What `viewer` may do about the review of a revision in `status` (`own`: they made it).
 fn review_state(
     viewer: &Account,
     status: RevisionStatus,
-    author_id: Option<i64>,
+    own: bool,
     locked_until: Option<String>,
     evidence_head: String,
 ) -> ReviewState {
     let reviewer = viewer.has(Role::Reviewer);
     let retained = matches!(status, RevisionStatus::Verified | RevisionStatus::Approved);
-    let own = author_id == Some(viewer.id);
     let sign_note = match (reviewer, status) {
         (true, RevisionStatus::Verified) if own => {
             Some("You made this revision: a second person must sign it.".to_owned())

@@ -146,7 +146,7 @@ pub async fn sign_revision(
     #[server(default)] meaning: Option<String>,
     #[server(default)] comment: Option<String>,
     password: String,
-    #[server(default)] evidence_head: Option<String>,
+    evidence_head: String,
 ) -> Result<SignOutcome, AppError> {
     use crate::{
         api::boundary::*,
@@ -183,7 +183,7 @@ pub async fn sign_revision(
             meaning,
             comment,
             password,
-            evidence_head_seen: evidence_head.filter(|h| !h.is_empty()),
+            evidence_head_seen: Some(evidence_head),
         };
         let remote = remote_addr().await;
         let signed = with_database(&context, move |connection| {
@@ -194,7 +194,9 @@ pub async fn sign_revision(
                         needed: "reviewer (not the revision's author)".to_owned(),
                     },
                     SignError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
-                    SignError::NotVerified(_) | SignError::HeadMoved => AppError::Conflict(message),
+                    SignError::NotVerified(_)
+                    | SignError::HeadMoved
+                    | SignError::ReproductionFailed => AppError::Conflict(message),
                     SignError::MeaningMissing => AppError::invalid("meaning", message),
                     SignError::CommentMissing | SignError::CommentTooLong => {
                         AppError::invalid("comment", message)
@@ -239,6 +241,7 @@ pub async fn reproduce_revision(
             .map_err(|error| match error {
                 ReproduceError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
                 ReproduceError::NotRetained { .. } => AppError::Conflict(error.to_string()),
+                ReproduceError::NotRun(_) => AppError::Conflict(error.to_string()),
                 ReproduceError::Stored(detail) => internal(detail),
             })?;
         if accepts_html() {
@@ -252,7 +255,7 @@ pub async fn reproduce_revision(
                 crate::evidence::reproduction::ReproductionOutcome::Failed => "failed",
             }
             .to_owned(),
-            same_environment: done.environment_differences.is_empty(),
+            same_environment: done.same_environment,
             environment_differences: done.environment_differences,
             failures: done.failures,
             record_hash: done.record_hash.to_hex(),

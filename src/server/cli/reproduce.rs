@@ -49,7 +49,7 @@ pub async fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     match outcome.outcome {
         ReproductionOutcome::Reproduced => {
             println!("{id}: reproduced (record {})", outcome.record_hash);
-            if outcome.environment_differences.is_empty() {
+            if outcome.same_environment {
                 println!("same environment: analytical hash and image hash match");
             } else {
                 println!(

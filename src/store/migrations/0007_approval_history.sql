@@ -67,7 +67,8 @@ WHEN NEW.id IS NOT OLD.id
           AND NEW.pending_analytical_hash IS NOT NULL
       ))
     -- Verified → Approved: the approved record naming an approval of this version, signed
-    -- by an account that did not create the revision.
+    -- by a reviewer that did not create the revision (not the same account, nor, for a
+    -- revision made on the command line, an account named as its operating-system user).
     OR (OLD.status = 'verified' AND NEW.status = 'approved'
       AND NEW.pending_image_hash IS OLD.pending_image_hash
       AND NEW.pending_analytical_hash IS OLD.pending_analytical_hash
@@ -82,13 +83,18 @@ WHEN NEW.id IS NOT OLD.id
           AND json_extract(a.record, '$.revision_id') = +NEW.id
           AND json_extract(a.record, '$.decision') = 'approved'
           AND json_extract(a.record, '$.revision_version') = OLD.version
+          AND EXISTS (
+            SELECT 1 FROM json_each(a.record, '$.signer.roles') WHERE value = 'reviewer'
+          )
           AND NOT EXISTS (
             SELECT 1 FROM evidence_ledger c
             WHERE c.kind = 'revision_lifecycle'
               AND json_extract(c.record, '$.revision_id') = +NEW.id
               AND json_extract(c.record, '$.event') = 'created'
-              AND json_extract(c.record, '$.actor.account_id')
-                  IS json_extract(a.record, '$.signer.account_id')
+              AND (json_extract(c.record, '$.actor.account_id')
+                       IS json_extract(a.record, '$.signer.account_id')
+                   OR lower(json_extract(c.record, '$.actor.account_name'))
+                       = lower(json_extract(a.record, '$.signer.account_name')))
           )
       ))
   )
