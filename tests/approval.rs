@@ -57,6 +57,21 @@ async fn verified(server: &Server, key: &str) -> RevisionId {
     id
 }
 
+/// The ledger record with hash `hash`, parsed.
+fn ledger_record(
+    connection: &rusqlite::Connection,
+    hash: &adamviz::domain::digest::Sha256Digest,
+) -> serde_json::Value {
+    let bytes: Vec<u8> = connection
+        .query_row(
+            "SELECT record FROM evidence_ledger WHERE record_hash = ?1",
+            [hash.to_hex()],
+            |row| row.get(0),
+        )
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
 fn security_events(server: &Server, name: &str) -> Vec<(String, String, String)> {
     let connection = server.database.connection().unwrap();
     let mut statement = connection
@@ -173,16 +188,7 @@ async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged()
     assert_eq!(signatures[1].meaning.as_deref(), Some("responsible"));
     assert_eq!(signatures[1].printed_name, "rex");
     assert_eq!(signatures[1].revision_version, 2);
-    let record: serde_json::Value = serde_json::from_slice(
-        &connection
-            .query_row(
-                "SELECT record FROM evidence_ledger WHERE record_hash = ?1",
-                [signed.approval_hash.to_hex()],
-                |row| row.get::<_, Vec<u8>>(0),
-            )
-            .unwrap(),
-    )
-    .unwrap();
+    let record = ledger_record(&connection, &signed.approval_hash);
     assert_eq!(record["signer"]["account_id"], rex.id);
     assert_eq!(record["signer"]["roles"], serde_json::json!(["reviewer"]));
     assert_eq!(record["evidence_head"], approve.evidence_head_seen.unwrap());
@@ -314,16 +320,7 @@ async fn a_retained_result_reproduces_and_corrupt_inputs_fail_loudly() {
     );
     assert!(outcome.environment_differences.is_empty());
     let connection = server.database.connection().unwrap();
-    let record: serde_json::Value = serde_json::from_slice(
-        &connection
-            .query_row(
-                "SELECT record FROM evidence_ledger WHERE record_hash = ?1",
-                [outcome.record_hash.to_hex()],
-                |row| row.get::<_, Vec<u8>>(0),
-            )
-            .unwrap(),
-    )
-    .unwrap();
+    let record = ledger_record(&connection, &outcome.record_hash);
     assert_eq!(record["same_environment"], true);
     assert_eq!(
         record["reproduced"]["analytical_hash"],

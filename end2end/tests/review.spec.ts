@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AUTHOR, QA, hydrated, logIn, shoot } from "./people";
+import { AUTHOR, QA, hydrated, logIn, shoot, tabTo } from "./people";
 
 test.describe.configure({ mode: "serial" });
 
@@ -31,11 +31,18 @@ test("the reviewer signs the verified ALT revision after one wrong password", as
   revisionUrl = page.url();
   await hydrated(page);
   const form = page.getByRole("form", { name: "Sign this revision" });
-  await form.getByRole("group", { name: "Decision" }).getByLabel("Approve").check();
-  await form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Responsible").check();
-  await form.getByLabel("Password (re-enter it to sign)").fill("not quinn's password");
-  await form.getByRole("button", { name: "Sign" }).click();
+  await expect(form.getByRole("group", { name: "Decision" }).getByLabel("Approve")).toBeChecked();
+  // The first try with the keyboard alone: the meaning with Space, the password, Enter.
+  const responsible = form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Responsible");
+  await tabTo(page, form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Reviewed"));
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  await expect(responsible).toBeChecked();
+  await tabTo(page, form.getByLabel("Password (re-enter it to sign)"));
+  await page.keyboard.type("not quinn's password");
+  await page.keyboard.press("Enter");
   await expect(form.getByRole("alert")).toContainText("the password is not right");
+  await shoot(page, "sign-800", 800);
   await expect(page.getByText("Verified", { exact: true }).first()).toBeVisible();
 
   await form.getByLabel("Password (re-enter it to sign)").fill(QA.password);

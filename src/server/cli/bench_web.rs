@@ -226,19 +226,15 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         .confirmed
         .ok_or_else(|| anyhow::anyhow!("the draft does not confirm: {:?}", answered.errors))?;
     let actor = Actor::web(&account);
+    let upload = UploadInfo {
+        content_hash: digest,
+        classification: summary.classification.clone(),
+        file_name: summary.file_name.clone(),
+        size: summary.size,
+    };
     let made = context
         .execution
-        .materialize(
-            &spec,
-            Arc::clone(&loaded.table),
-            &UploadInfo {
-                content_hash: digest,
-                classification: summary.classification.clone(),
-                file_name: summary.file_name.clone(),
-                size: summary.size,
-            },
-            &actor,
-        )
+        .materialize(&spec, Arc::clone(&loaded.table), &upload, &actor)
         .await?;
     let run = RunContext {
         execution: context.execution.clone(),
@@ -297,12 +293,7 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         .materialize(
             &spec,
             Arc::clone(&loaded.table),
-            &UploadInfo {
-                content_hash: digest,
-                classification: summary.classification.clone(),
-                file_name: summary.file_name.clone(),
-                size: summary.size,
-            },
+            &upload,
             &Actor::web(&account),
         )
         .await?

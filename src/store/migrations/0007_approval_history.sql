@@ -130,6 +130,8 @@ INSERT INTO security_events_v2 SELECT * FROM security_events;
 DROP TABLE security_events;
 ALTER TABLE security_events_v2 RENAME TO security_events;
 CREATE INDEX security_events_by_name ON security_events (account_name COLLATE NOCASE, at);
+-- A revision page lists its signing attempts: only those events are read.
+CREATE INDEX security_events_by_event ON security_events (event);
 
 CREATE TRIGGER security_events_no_update BEFORE UPDATE ON security_events
 BEGIN
