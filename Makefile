@@ -10,6 +10,11 @@ export CARGO_TERM_COLOR ?= never
 
 WASM_TARGET := wasm32-unknown-unknown
 
+# Every step prints what it starts and how long `make` has run, so a first run shows where its
+# minutes go.
+MAKE_STARTED := $(shell date +%s)
+phase = @echo "[make $$(( $$(date +%s) - $(MAKE_STARTED) ))s] $(1)"
+
 .PHONY: run test tools build release bench fmt-check clippy unit-test e2e screenshot
 
 # wasm-opt from the npm package binaryen (Debian's version breaks hydration; see BUILD-NOTES).
@@ -19,36 +24,48 @@ run: tools release
 	./target/release/adamviz serve
 
 test: tools fmt-check clippy unit-test build e2e
-	@echo "make test: all checks passed"
+	$(call phase,make test: all checks passed)
 
 tools:
+	$(call phase,tools: installing whatever is missing)
 	@bash scripts/install-tools.sh
 
-# Server binary (feature ssr) and browser bundle (feature hydrate, wasm) into target/site.
+# Server binary (feature ssr) and browser bundle (feature hydrate, wasm) into target/site, and
+# the standalone validator an auditor builds from crates/evidence alone (the e2e flow compares it
+# with `adamviz evidence validate`).
 build:
+	$(call phase,build: the server and wasm bundle (cargo leptos) then adamviz-verify)
 	cargo leptos build
+	cargo build -p adamviz-evidence --bin adamviz-verify
 
 # The same, optimized: the server in target/release, the wasm through wasm-opt.
 release:
+	$(call phase,release: optimized server and wasm bundle)
 	PATH="$(RELEASE_PATH)" cargo leptos build --release
 
 # Page and preview latency (release build) and the size of the browser bundle.
 bench: tools release
-	cargo build --release --no-default-features --features ssr --bin adamviz-bench
+	cargo build --release -p adamviz-bench
 	@wasm=$$(ls target/site/pkg/*.wasm); echo "wasm bundle $$wasm: $$(stat -c %s $$wasm) bytes, $$(gzip -9 -c $$wasm | wc -c) bytes gzip -9 (target ≤ 1 MB gzip)"
 	./target/release/adamviz-bench web
 
 fmt-check:
+	$(call phase,fmt-check)
 	cargo fmt --all -- --check
 
+# Every crate of the workspace on the server side; the browser side is the web crate and the
+# model, the only crate the wasm depends on.
 clippy:
-	cargo clippy --all-targets --no-default-features --features ssr -- -D warnings
-	cargo clippy --all-targets --no-default-features --features hydrate --target $(WASM_TARGET) -- -D warnings
+	$(call phase,clippy: server and browser builds)
+	cargo clippy --workspace --all-targets --no-default-features --features adamviz/ssr -- -D warnings
+	cargo clippy -p adamviz -p adamviz-model --all-targets --no-default-features --features adamviz/hydrate --target $(WASM_TARGET) -- -D warnings
 
 unit-test:
-	cargo test --no-default-features --features ssr
+	$(call phase,unit-test: every crate's tests)
+	cargo test --workspace --no-default-features --features adamviz/ssr
 
 e2e:
+	$(call phase,e2e: Playwright in Chromium)
 	cd end2end && npx playwright test
 
 # Regenerates docs/screenshot-*.png from the real pages in Chromium.

@@ -9,11 +9,17 @@ CARGO_LEPTOS_VERSION=0.3.11
 WASM_BINDGEN_VERSION=0.2.130   # must equal the `=` pin of wasm-bindgen in Cargo.toml
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
-log() { printf '[install-tools] %s\n' "$*" >&2; }
+# Each line says how long the script has run, so a first run that takes minutes shows where.
+started=$SECONDS
+log() {
+  local elapsed=$((SECONDS - started))
+  printf '[install-tools %dm%02ds] %s\n' $((elapsed / 60)) $((elapsed % 60)) "$*" >&2
+}
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ------------------------------------------------------------------------
+log "checking Debian packages, the Rust targets, cargo-leptos, wasm-bindgen-cli, npm packages"
 apt_packages=(r-base-core r-cran-ggplot2 r-cran-patchwork r-cran-jsonlite r-cran-haven r-cran-data.table
   fonts-dejavu-core fontconfig chromium make pkg-config)
 missing=()

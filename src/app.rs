@@ -10,7 +10,7 @@ use leptos_router::{
 
 use crate::ui::{
     admin::AccountsPage,
-    auth::{LoginPage, SetupPage},
+    auth::{ChangePasswordPage, LoginPage, SetupPage},
     datasets::{DatasetPage, DatasetsPage},
     drafts::DraftPage,
     evidence::EvidencePage,
@@ -78,6 +78,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/login") view=LoginPage ssr=SsrMode::InOrder />
                     <Route path=path!("/setup") view=SetupPage ssr=SsrMode::InOrder />
                     <Route path=path!("/admin/accounts") view=AccountsPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/account/password") view=ChangePasswordPage ssr=SsrMode::InOrder />
                 </Routes>
             </Layout>
         </Router>

@@ -11,24 +11,24 @@
 
 pub mod api;
 pub mod app;
-pub mod domain;
+/// The engine (crate `adamviz-engine`): readers, compiler, runner, verifier.
+#[cfg(feature = "ssr")]
+pub use adamviz_engine::{compiler, ingest, question, runner};
+/// The domain types (crate `adamviz-model`), under the name the code has always used.
+pub use adamviz_model as domain;
 pub mod provenance;
 pub mod ui;
 
+/// The evidence (crate `adamviz-evidence`): records, bundle format, the offline validator.
 #[cfg(feature = "ssr")]
-pub mod compiler;
-#[cfg(feature = "ssr")]
-pub mod evidence;
-#[cfg(feature = "ssr")]
-pub mod ingest;
-#[cfg(feature = "ssr")]
-pub mod runner;
+pub use adamviz_evidence as evidence;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
 pub mod service;
+/// The store (crate `adamviz-store`): SQLite, objects, ledger, audit, sessions.
 #[cfg(feature = "ssr")]
-pub mod store;
+pub use adamviz_store as store;
 #[cfg(feature = "ssr")]
 pub mod verify;
 

@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod approvals;
 pub mod bundle;
+pub mod confirm;
 pub mod datasets;
 pub mod drafts;
 pub mod execution;

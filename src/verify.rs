@@ -1,6 +1,6 @@
-//! Verification of execution results. `execution` runs the named checks
-//! (`verify_execution_result`); `independent_statistics` recomputes the boxplot statistics from
-//! the snapshot without R and compares them with what R reported.
+//! Verification of execution results, under the paths the web crate has always used: the named
+//! checks on a run (`execution`, crate `adamviz-evidence`) and the independent recomputation of
+//! the statistics (`independent_statistics`, crate `adamviz-engine`).
 
-pub mod execution;
-pub mod independent_statistics;
+pub use adamviz_engine::verify::independent_statistics;
+pub use adamviz_evidence::execution_checks as execution;

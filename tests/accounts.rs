@@ -50,7 +50,8 @@ fn accounts_follow_the_rules_and_never_store_the_password() {
         "ada",
         PASSWORD,
         &[Role::Reviewer, Role::Author],
-        None,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         None,
         at(0),
     )
@@ -82,8 +83,17 @@ fn accounts_follow_the_rules_and_never_store_the_password() {
             "an account needs at least one role: author, reviewer or admin",
         ),
     ] {
-        let error =
-            create_account(&mut connection, name, password, &roles, None, None, at(0)).unwrap_err();
+        let error = create_account(
+            &mut connection,
+            name,
+            password,
+            &roles,
+            adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+            &adamviz::service::accounts::Operator::setup(),
+            None,
+            at(0),
+        )
+        .unwrap_err();
         assert_eq!(error.to_string(), expected);
     }
     let stored: String = connection
@@ -103,7 +113,14 @@ fn accounts_follow_the_rules_and_never_store_the_password() {
     ] {
         assert!(connection.execute(sql, []).is_err(), "{sql} was accepted");
     }
-    disable_account(&mut connection, "ada", None, None, at(1)).unwrap();
+    disable_account(
+        &mut connection,
+        "ada",
+        &adamviz::service::accounts::Operator::command_line(),
+        None,
+        at(1),
+    )
+    .unwrap();
     assert!(connection
         .execute("UPDATE accounts SET disabled = 0", [])
         .is_err());
@@ -118,7 +135,8 @@ fn five_failed_logins_lock_a_name_for_fifteen_minutes_whether_or_not_it_exists()
         "ada",
         PASSWORD,
         &[Role::Author],
-        None,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         None,
         at(0),
     )
@@ -162,7 +180,14 @@ fn five_failed_logins_lock_a_name_for_fifteen_minutes_whether_or_not_it_exists()
         ));
     }
     // A disabled account cannot log in, with the same answer as a wrong password.
-    disable_account(&mut connection, "ada", None, None, at(60)).unwrap();
+    disable_account(
+        &mut connection,
+        "ada",
+        &adamviz::service::accounts::Operator::command_line(),
+        None,
+        at(60),
+    )
+    .unwrap();
     assert!(matches!(
         login(&connection, "ada", PASSWORD, None, at(61)),
         Err(LoginError::Invalid)
@@ -173,7 +198,8 @@ fn five_failed_logins_lock_a_name_for_fifteen_minutes_whether_or_not_it_exists()
         "Grace",
         PASSWORD,
         &[Role::Reviewer],
-        None,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         None,
         at(70),
     )
@@ -195,14 +221,30 @@ fn the_last_active_admin_stays_and_impossible_names_write_nothing() {
         "root",
         PASSWORD,
         &[Role::Admin],
-        None,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         None,
         at(0),
     )
     .unwrap();
     for error in [
-        disable_account(&mut connection, "root", None, None, at(1)).unwrap_err(),
-        set_roles(&mut connection, "root", &[Role::Author], None, None, at(1)).unwrap_err(),
+        disable_account(
+            &mut connection,
+            "root",
+            &adamviz::service::accounts::Operator::command_line(),
+            None,
+            at(1),
+        )
+        .unwrap_err(),
+        set_roles(
+            &mut connection,
+            "root",
+            &[Role::Author],
+            &adamviz::service::accounts::Operator::command_line(),
+            None,
+            at(1),
+        )
+        .unwrap_err(),
     ] {
         assert_eq!(
             error.to_string(),
@@ -214,13 +256,29 @@ fn the_last_active_admin_stays_and_impossible_names_write_nothing() {
         "second",
         PASSWORD,
         &[Role::Admin],
-        None,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         None,
         at(2),
     )
     .unwrap();
-    set_roles(&mut connection, "root", &[Role::Author], None, None, at(3)).unwrap();
-    assert!(disable_account(&mut connection, "second", None, None, at(4)).is_err());
+    set_roles(
+        &mut connection,
+        "root",
+        &[Role::Author],
+        &adamviz::service::accounts::Operator::command_line(),
+        None,
+        at(3),
+    )
+    .unwrap();
+    assert!(disable_account(
+        &mut connection,
+        "second",
+        &adamviz::service::accounts::Operator::command_line(),
+        None,
+        at(4)
+    )
+    .is_err());
     // A name no account can have: refused before anything is written.
     let huge = "x".repeat(100_000);
     let before: i64 = connection
@@ -247,7 +305,8 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
         "root",
         PASSWORD,
         &[Role::Admin],
-        None,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         None,
         at(0),
     )
@@ -257,7 +316,8 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
         "ada",
         PASSWORD,
         &[Role::Author],
-        Some(admin.id),
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
         Some("10.0.0.2"),
         at(1),
     )
@@ -266,7 +326,7 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
         &mut connection,
         "ada",
         &[Role::Author, Role::Reviewer],
-        Some(admin.id),
+        &adamviz::service::accounts::Operator::command_line(),
         None,
         at(2),
     )
@@ -275,7 +335,8 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
         &mut connection,
         "ada",
         "another long password",
-        Some(admin.id),
+        adamviz::service::accounts::PasswordOrigin::temporary_for(at(3), 72),
+        &adamviz::service::accounts::Operator::account(&admin),
         None,
         at(3),
     )
@@ -295,7 +356,14 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
         Some("10.0.0.3"),
         at(5),
     );
-    disable_account(&mut connection, "ada", Some(admin.id), None, at(6)).unwrap();
+    disable_account(
+        &mut connection,
+        "ada",
+        &adamviz::service::accounts::Operator::account(&admin),
+        None,
+        at(6),
+    )
+    .unwrap();
     let mut statement = connection
         .prepare("SELECT event, account_name, outcome, coalesce(detail, ''), coalesce(remote_addr, '') FROM security_events ORDER BY seq")
         .unwrap();

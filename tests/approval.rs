@@ -34,7 +34,17 @@ const PASSWORD: &str = "correct horse battery";
 
 fn account(server: &Server, name: &str, roles: &[Role]) -> Account {
     let mut connection = server.database.connection().unwrap();
-    create_account(&mut connection, name, PASSWORD, roles, None, None, now()).unwrap()
+    create_account(
+        &mut connection,
+        name,
+        PASSWORD,
+        roles,
+        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+        &adamviz::service::accounts::Operator::setup(),
+        None,
+        now(),
+    )
+    .unwrap()
 }
 
 fn request(id: &RevisionId, decision: Decision, password: &str) -> SignRequest {
@@ -570,8 +580,8 @@ async fn a_revision_of_an_approved_revision_needs_its_own_approval() {
 async fn the_history_pages_and_filters_many_revisions_and_names_approvers() {
     use adamviz::{
         domain::revision::HistoryQuery,
-        server::cli::bench_history::{fill_history, AUTHORS},
         service::history::{history, PAGE_SIZE},
+        store::copies::{fill_history, AUTHORS},
         store::repository::latest_attempt,
     };
     let mut server = server(1);

@@ -325,3 +325,80 @@ fn vital_signs_run_to_verified_with_one_record_per_subject_and_visit() {
         assert_eq!(cell["n_subjects"], 28, "{cell}");
     }
 }
+
+#[test]
+fn attack_user_nobody_on_the_command_line_does_not_hide_the_real_author() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "../shared/data/adlbc.xpt";
+    let spec_path = confirmed_alt_spec(dir.path(), data);
+    // The environment claims someone else made the revision.
+    let run = Command::new(env!("CARGO_BIN_EXE_adamviz"))
+        .args([
+            "run",
+            data,
+            "--spec",
+            spec_path.to_str().unwrap(),
+            "--question",
+            "ALT over time by arm",
+            "--classification",
+            "deidentified",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("ADAMVIZ_DATA_DIR", dir.path().join("data"))
+        .env("USER", "nobody")
+        .env("LOGNAME", "nobody")
+        .output()
+        .unwrap();
+    let run = stdout(&run);
+    assert!(run.contains("status: Verified"), "{run}");
+    let id =
+        adamviz::domain::ids::RevisionId::parse(run.split_whitespace().nth(1).unwrap()).unwrap();
+    let real = Command::new("id").arg("-un").output().unwrap();
+    let real = String::from_utf8(real.stdout).unwrap().trim().to_owned();
+    assert_ne!(real, "nobody", "run this test as a user other than nobody");
+    let database = adamviz::store::db::Database::open_in(&dir.path().join("data")).unwrap();
+    let mut connection = database.connection().unwrap();
+    let author: String = connection
+        .query_row(
+            "SELECT author_name FROM revisions WHERE id = ?1",
+            [id.as_str()],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        author, real,
+        "the author comes from the real uid, not $USER"
+    );
+    // The real user, holding a reviewer account of the same name, cannot sign their own work;
+    // a reviewer called "nobody" is not blocked by a claim in the environment.
+    use adamviz::service::{accounts, approvals};
+    let password = "a password its owner chose";
+    let reviewer = |connection: &mut rusqlite::Connection, name: &str| {
+        accounts::create_account(
+            connection,
+            name,
+            password,
+            &[adamviz::domain::account::Role::Reviewer],
+            accounts::PasswordOrigin::ChosenByOwner,
+            &accounts::Operator::setup(),
+            None,
+            accounts::now(),
+        )
+        .unwrap()
+    };
+    let same = reviewer(&mut connection, &real);
+    let request = approvals::SignRequest {
+        revision_id: id.clone(),
+        decision: adamviz::evidence::approval::Decision::Approved,
+        meaning: Some(adamviz::evidence::approval::SignatureMeaning::Approved),
+        comment: None,
+        password: password.to_owned(),
+        evidence_head_seen: None,
+    };
+    assert_eq!(
+        approvals::sign(&mut connection, &same, &request, None, accounts::now()).unwrap_err(),
+        approvals::SignError::OwnRevision
+    );
+    let nobody = reviewer(&mut connection, "nobody");
+    approvals::sign(&mut connection, &nobody, &request, None, accounts::now()).unwrap();
+}

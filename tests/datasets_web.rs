@@ -45,7 +45,8 @@ fn app(upload_limit: u64) -> App {
             name,
             PASSWORD,
             &[role],
-            None,
+            adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+            &adamviz::service::accounts::Operator::setup(),
             None,
             accounts::now(),
         )

@@ -11,11 +11,7 @@ mod study_shapes;
 use std::{path::PathBuf, sync::OnceLock};
 
 use adamviz::{
-    domain::{
-        confirmation::{apply_answer, AllowedAnswers},
-        digest::Sha256Digest,
-        spec::RecordsPerSubjectVisit,
-    },
+    domain::{confirmation::AllowedAnswers, digest::Sha256Digest, spec::RecordsPerSubjectVisit},
     ingest::{
         confirm::{confirm_spec, SpecError},
         draft::{draft_spec, Draft},
@@ -24,6 +20,7 @@ use adamviz::{
         snapshot::{take_snapshot, SnapshotValue},
         table::Table,
     },
+    question::confirmation::apply_answer,
 };
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};

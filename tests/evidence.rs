@@ -31,6 +31,7 @@ fn request() -> ExecutionRequest {
         ImageSize::default(),
         "2026-12-03T08:30:00.000000Z".to_owned(),
         adamviz::evidence::actor::Actor::command_line(),
+        adamviz::provenance::this_build(),
     )
 }
 

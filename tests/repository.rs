@@ -145,6 +145,7 @@ impl Fixture {
                 ImageSize::default(),
                 "2026-12-03T09:00:00.000000Z".into(),
                 Actor::command_line(),
+                adamviz::provenance::this_build(),
             );
             *append_evidence(&transaction, request)
                 .unwrap()
@@ -348,7 +349,7 @@ fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_chang
         transaction.commit().unwrap();
         let raw = connection.execute(
             "UPDATE attempts SET state = 'active' WHERE id = ?1",
-            [&first.id],
+            [first.id.as_str()],
         );
         let refused = raw.unwrap_err().to_string();
         assert!(
@@ -383,7 +384,7 @@ fn a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains() {
     connection
         .execute(
             "UPDATE revisions SET version = version + 1 WHERE id = ?1",
-            [&revision.id],
+            [revision.id.as_str()],
         )
         .unwrap();
     drop(connection);
@@ -427,7 +428,7 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
         let refused = connection
             .execute(
                 "UPDATE revisions SET status = 'verified', version = version + 1 WHERE id = ?1",
-                [id],
+                [id.as_str()],
             )
             .unwrap_err();
         assert!(
@@ -441,7 +442,7 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
     let refused = connection
         .execute(
             "UPDATE revisions SET status = 'draft' WHERE id = ?1",
-            [&draft.id],
+            [draft.id.as_str()],
         )
         .unwrap_err();
     assert!(
@@ -559,7 +560,7 @@ fn the_database_refuses_rows_without_their_evidence_records() {
     let refused = connection
         .execute(
             "UPDATE attempts SET state = 'succeeded' WHERE id = ?1",
-            [&attempt.id],
+            [attempt.id.as_str()],
         )
         .unwrap_err();
     assert!(
@@ -581,8 +582,8 @@ fn the_database_refuses_rows_without_their_evidence_records() {
                 accepted_at)
              VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5, ?6, ?6, '2026-12-03T09:00:00.000000Z')",
             rusqlite::params![
-                revision.id,
-                attempt.id,
+                revision.id.as_str(),
+                attempt.id.as_str(),
                 revision.script_hash,
                 digest(8).to_hex(),
                 revision.snapshot_id,

@@ -139,7 +139,11 @@ impl Server {
 
 const PASSWORD: &str = "a long enough password";
 
-/// Adds an author account with `adamviz users add` (password on stdin, as from a script).
+/// The password `adamviz users add` sets: temporary, replaced by the owner's own before use.
+const TEMPORARY: &str = "the admin typed this one";
+
+/// Adds an author account with `adamviz users add` (a temporary password on stdin, as from a
+/// script), whose owner then chooses their own ([`PASSWORD`]) as the first login makes them.
 fn add_author(data_dir: &Path, name: &str) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_adamviz"))
         .args(["users", "add", name, "--role", "author", "--data-dir"])
@@ -153,7 +157,7 @@ fn add_author(data_dir: &Path, name: &str) {
         .stdin
         .take()
         .unwrap()
-        .write_all(format!("{PASSWORD}\n").as_bytes())
+        .write_all(format!("{TEMPORARY}\n").as_bytes())
         .unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(
@@ -161,10 +165,34 @@ fn add_author(data_dir: &Path, name: &str) {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        format!("created {name} (author)")
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.starts_with(&format!(
+            "created {name} (author) with a temporary password"
+        )),
+        "{said}"
     );
+    let database = adamviz::store::db::Database::open_in(data_dir).unwrap();
+    let mut connection = database.connection().unwrap();
+    let account = adamviz::service::accounts::list_accounts(&connection)
+        .unwrap()
+        .into_iter()
+        .find(|a| a.name == name)
+        .unwrap();
+    assert!(account.password_change_required);
+    adamviz::service::accounts::change_own_password(
+        &mut connection,
+        account.id,
+        &adamviz::service::accounts::PasswordChange {
+            current_password: TEMPORARY.to_owned(),
+            new_password: PASSWORD.to_owned(),
+            new_password_again: PASSWORD.to_owned(),
+        },
+        None,
+        None,
+        adamviz::service::accounts::now(),
+    )
+    .unwrap();
 }
 
 impl Drop for Server {

@@ -7,9 +7,7 @@ use std::{collections::HashSet, path::PathBuf, process::Command, sync::OnceLock}
 
 use adamviz::{
     domain::{
-        confirmation::apply_answer,
         digest::Sha256Digest,
-        matcher::propose_draft,
         profile::DatasetProfile,
         spec::{PlotSpec, SpecState},
     },
@@ -23,6 +21,7 @@ use adamviz::{
         },
         table::{Column, ColumnData, NumericCell, SasMissing, SourceFormat, Table},
     },
+    question::{confirmation::apply_answer, matcher::propose_draft},
 };
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};

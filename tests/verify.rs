@@ -75,6 +75,7 @@ fn each_wrong_thing_fails_exactly_its_check() {
             pilot.image,
             "2026-12-03T08:40:00.000000Z".to_owned(),
             adamviz::evidence::actor::Actor::command_line(),
+            adamviz::provenance::this_build(),
         ),
         Sha256Digest::from_bytes([0; 32]),
     )
@@ -325,6 +326,7 @@ fn run_and_verify(
             prepared.image,
             "2026-12-04T08:40:00.000000Z".to_owned(),
             adamviz::evidence::actor::Actor::command_line(),
+            adamviz::provenance::this_build(),
         ),
         Sha256Digest::from_bytes([0; 32]),
     )
@@ -346,7 +348,7 @@ fn run_and_verify(
 /// reason.
 #[test]
 fn several_records_under_a_one_record_spec_fail_exactly_independent_statistics() {
-    use adamviz::domain::{confirmation::apply_answer, spec::RecordsPerSubjectVisit};
+    use adamviz::{domain::spec::RecordsPerSubjectVisit, question::confirmation::apply_answer};
     let bytes = study_shapes::csv(&study_shapes::vital_signs());
     let hash = sha256(&bytes);
     let table = adamviz::ingest::read_dataset(&bytes).unwrap();

@@ -6,11 +6,14 @@
 //! Experimental/Draft revision does not run, and the revision page reads everything back.
 #![cfg(feature = "ssr")]
 
+#[path = "support/bundle_edit.rs"]
+mod bundle_edit;
 #[path = "support/flow_server.rs"]
 mod flow_server;
 #[path = "support/study_shapes.rs"]
 mod study_shapes;
 
+use bundle_edit::*;
 use flow_server::*;
 
 use std::path::PathBuf;
@@ -329,6 +332,9 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
         roles: vec![adamviz::domain::account::Role::Author],
         disabled: false,
         created_at: "2026-12-04T00:00:00Z".to_owned(),
+        password_change_required: false,
+        password_expires_at: None,
+        password_set_by_owner_at: Some("2026-12-04T00:00:00Z".to_owned()),
     };
     let detail = revision_detail(&sources, &first, &viewer)
         .await
@@ -474,103 +480,9 @@ async fn a_failed_run_says_why_and_a_retry_is_a_new_attempt() {
     );
 }
 
-/// The entries of a zip, in order.
-fn entries(bundle: &[u8]) -> Vec<(String, Vec<u8>)> {
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bundle)).unwrap();
-    (0..archive.len())
-        .map(|i| {
-            let mut entry = archive.by_index(i).unwrap();
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
-            (entry.name().to_owned(), bytes)
-        })
-        .collect()
-}
-
-/// A zip of `entries`.
-fn rezip(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default();
-    for (name, bytes) in entries {
-        writer.start_file(name.as_str(), options).unwrap();
-        std::io::Write::write_all(&mut writer, bytes).unwrap();
-    }
-    writer.finish().unwrap().into_inner()
-}
-
-fn entry<'a>(entries: &'a mut [(String, Vec<u8>)], name: &str) -> &'a mut Vec<u8> {
-    &mut entries.iter_mut().find(|(n, _)| n == name).unwrap().1
-}
-
-fn reseal(record: &mut serde_json::Value) {
-    use sha2::{Digest, Sha256};
-    record.as_object_mut().unwrap().remove("record_hash");
-    let hash = hex::encode(Sha256::digest(serde_jcs::to_vec(record).unwrap()));
-    record["record_hash"] = serde_json::Value::String(hash);
-}
-
-/// Rewrites the manifest with `edit` and signs it with `key`.
-fn resign(
-    entries: &mut [(String, Vec<u8>)],
-    key: &InstallationKey,
-    edit: impl FnOnce(&mut Manifest),
-) {
-    let mut manifest: Manifest = serde_json::from_slice(entry(entries, "manifest.json")).unwrap();
-    edit(&mut manifest);
-    let bytes = serde_jcs::to_vec(&manifest).unwrap();
-    let envelope = key.sign(adamviz::evidence::dsse::MANIFEST_PAYLOAD_TYPE, &bytes);
-    *entry(entries, "manifest.json") = bytes;
-    *entry(entries, "manifest.dsse.json") = serde_jcs::to_vec(&envelope).unwrap();
-}
-
-/// What a forger with the database and the key does: record `path` edited by `edit` and
-/// re-sealed, every later record re-linked to the new hashes and re-sealed, the manifest
-/// re-signed. Only the meaning of the records can give it away.
-fn forge(
-    entries: &mut [(String, Vec<u8>)],
-    key: &InstallationKey,
-    path: &str,
-    edit: impl FnOnce(&mut serde_json::Value),
-) {
-    fn rename(value: &mut serde_json::Value, renamed: &[(String, String)]) {
-        match value {
-            serde_json::Value::String(text) => {
-                if let Some((_, new)) = renamed.iter().find(|(old, _)| old == text) {
-                    *text = new.clone();
-                }
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| rename(v, renamed)),
-            serde_json::Value::Object(map) => map.values_mut().for_each(|v| rename(v, renamed)),
-            _ => {}
-        }
-    }
-    let mut manifest: Manifest = serde_json::from_slice(entry(entries, "manifest.json")).unwrap();
-    let start = manifest
-        .records
-        .iter()
-        .position(|r| r.path == path)
-        .unwrap();
-    let mut renamed: Vec<(String, String)> = Vec::new();
-    let mut edit = Some(edit);
-    for record in &mut manifest.records[start..] {
-        let bytes = entry(entries, &record.path);
-        let mut value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
-        if let Some(edit) = edit.take() {
-            edit(&mut value);
-        }
-        rename(&mut value, &renamed);
-        reseal(&mut value);
-        let new = value["record_hash"].as_str().unwrap().to_owned();
-        renamed.push((record.record_hash.clone(), new.clone()));
-        record.record_hash = new;
-        *bytes = serde_jcs::to_vec(&value).unwrap();
-    }
-    resign(entries, key, |m| *m = manifest);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() {
-    use adamviz::evidence::validate::{validate, Code, Options};
+    use adamviz::evidence::validate::{validate, Code, Options, Verdict};
     let server = server(1);
     let id = server.revision(None).await;
     start_run(&server.run, &id, "tamper-table-key", server.actor.clone())
@@ -585,7 +497,8 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
             "rex",
             "correct horse battery",
             &[adamviz::domain::account::Role::Reviewer],
-            None,
+            adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
+            &adamviz::service::accounts::Operator::setup(),
             None,
             adamviz::service::accounts::now(),
         )
@@ -627,7 +540,7 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
         ..Options::default()
     };
     let report = validate(&bundle, &pinned);
-    assert_eq!(report.verdict, "PASS", "{}", report.text());
+    assert_eq!(report.verdict, Verdict::Pass, "{}", report.text());
     assert_eq!(report.checks.len(), 12);
     assert_eq!(report.checks[9].outcome, "pass", "{}", report.text());
     assert_eq!(report.signatures.len(), 1);
@@ -877,7 +790,7 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
         let mut tampered = original.clone();
         apply(&mut tampered);
         let report = validate(&rezip(&tampered), &pinned);
-        assert_eq!(report.verdict, "FAIL", "{attack}: {}", report.text());
+        assert_eq!(report.verdict, Verdict::Fail, "{attack}: {}", report.text());
         assert!(
             report
                 .failures
@@ -888,14 +801,17 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
         );
     }
     // The whole bundle rewritten consistently and re-signed with another key: only a pinned key
-    // tells it from the real one.
+    // tells it from the real one, so without one the verdict is never PASS.
     let mut forged = original.clone();
     resign(&mut forged, &forger, |m| {
         m.signing_key.public_key = forger.public_hex();
         m.signing_key.fingerprint = forger.fingerprint();
     });
     let forged = rezip(&forged);
-    assert_eq!(validate(&forged, &Options::default()).verdict, "PASS");
+    assert_eq!(
+        validate(&forged, &Options::default()).verdict,
+        Verdict::ConsistentOriginNotProven
+    );
     let report = validate(&forged, &pinned);
     assert!(
         report.failures.iter().any(|f| f.code == Code::Signature),
@@ -907,10 +823,10 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
     if commit != "unknown" {
         let here = Options {
             repository: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
-            ..Options::default()
+            ..pinned.clone()
         };
         let report = validate(&bundle, &here);
-        assert_eq!(report.verdict, "PASS", "{}", report.text());
+        assert_eq!(report.verdict, Verdict::Pass, "{}", report.text());
         assert_eq!(report.checks[10].outcome, "pass");
         let empty = tempfile::tempdir().unwrap();
         git2::Repository::init(empty.path()).unwrap();
@@ -925,10 +841,14 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
             report.text()
         );
     }
-    // The command line: exit 0 PASS (with --replay: the script re-run in the sandbox), 5 FAIL,
-    // 2 bad invocation; --json is canonical JSON with its own digest.
+    // The command line: exit 0 PASS under the trusted key (with --replay: the script re-run in
+    // the sandbox), 3 without a key, 5 FAIL, 2 bad invocation; --json is canonical JSON with
+    // its own digest.
     let file = dir.path().join("bundle.zip");
     std::fs::write(&file, &bundle).unwrap();
+    let key_file = dir.path().join("installation-key.pub");
+    std::fs::write(&key_file, key.public_hex()).unwrap();
+    let key_path = key_file.to_str().unwrap();
     let validate_cli = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_adamviz"))
             .arg("evidence")
@@ -938,14 +858,15 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
             .unwrap()
     };
     let path = file.to_str().unwrap();
-    let passed = validate_cli(&[path, "--replay"]);
+    let passed = validate_cli(&[path, "--replay", "--trusted-key", key_path]);
     let text = String::from_utf8_lossy(&passed.stdout).into_owned();
     assert_eq!(passed.status.code(), Some(0), "{text}");
     assert!(
         text.contains("replay in the sandbox                    pass"),
         "{text}"
     );
-    let json = validate_cli(&[path, "--json"]);
+    assert!(text.lines().last().unwrap().starts_with("PASS: "), "{text}");
+    let json = validate_cli(&[path, "--json", "--trusted-key", key_path]);
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["verdict"], "PASS");
     assert_eq!(report["report_sha256"].as_str().unwrap().len(), 64);

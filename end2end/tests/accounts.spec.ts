@@ -1,6 +1,8 @@
 // People in the app, in a real browser against the real server: the setup link makes the first
-// admin, who creates an author and a reviewer; each sees only what the role allows; five wrong
-// passwords lock a name; after logout the back button shows no private page.
+// admin, who creates an author and reviewers with temporary passwords; each must choose their own
+// at the first login; any account changes its password on the Change password page (ending its
+// other sessions); each sees only what the role allows; five wrong passwords lock a name; after
+// logout the back button shows no private page.
 import { test, expect } from "@playwright/test";
 import { ADMIN, AUTHOR, QA, REVIEWER, hydrated, logIn, setupLink, shoot } from "./people";
 
@@ -42,15 +44,81 @@ test("the admin creates an author and a reviewer", async ({ page }) => {
     [QA, "reviewer"],
   ] as const) {
     await page.getByLabel("Name", { exact: true }).fill(who.name);
-    await page.getByLabel("Password (at least 12 characters)").fill(who.password);
+    await page.getByLabel("Temporary password (at least 12 characters)").fill(who.temporary);
     await page.getByRole("group", { name: "Roles" }).getByLabel(role).check();
     await page.getByRole("button", { name: "Create account" }).click();
     const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: who.name, exact: true }) });
     await expect(row).toContainText(role);
     await expect(row).toContainText("active");
+    await expect(row).toContainText("temporary password");
     await page.getByRole("group", { name: "Roles" }).getByLabel(role).uncheck();
   }
   await shoot(page, "accounts");
+});
+
+test("the first login with the password the admin set must choose a new one before anything else", async ({ page }) => {
+  for (const who of [AUTHOR, REVIEWER, QA]) {
+    await page.goto("/login");
+    await hydrated(page);
+    await page.getByLabel("Name").fill(who.name);
+    await page.getByLabel("Password").fill(who.temporary);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await expect(page).toHaveURL(/\/account\/password\?required=1$/);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Change password");
+    await expect(page.getByRole("status")).toContainText("Your password was set by an administrator");
+    // Nothing else opens: every page leads back here.
+    await page.goto("/datasets");
+    await expect(page).toHaveURL(/\/account\/password\?required=1$/);
+    await hydrated(page);
+    // The same rules as ever, each refusal beside its field.
+    await page.getByLabel("Current password").fill(who.temporary);
+    await page.getByLabel("New password", { exact: true }).fill(who.password);
+    await page.getByLabel("New password again").fill("not the same one at all");
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expect(page.getByRole("alert").filter({ hasText: "the two new passwords differ" })).toBeVisible();
+    await page.getByLabel("New password again").fill(who.password);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expect(page).toHaveURL(/\/$/);
+    await expect(page.getByLabel("Account")).toContainText(who.name);
+    await page.getByRole("button", { name: "Log out" }).click();
+    await expect(page).toHaveURL(/\/login$/);
+    // The admin's password no longer works.
+    await page.getByLabel("Name").fill(who.name);
+    await page.getByLabel("Password").fill(who.temporary);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await expect(page.getByRole("alert")).toContainText("the name or the password is wrong");
+  }
+});
+
+test("any account changes its own password on the Change password page, and other sessions end", async ({ page, browser }) => {
+  // A second browser logged in as ann: it is ended by the change made in the first.
+  const other = await browser.newContext();
+  const elsewhere = await other.newPage();
+  await logIn(elsewhere, AUTHOR);
+  await logIn(page, AUTHOR);
+  await page.getByLabel("Account").getByRole("link", { name: "Change password" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Change password");
+  await hydrated(page);
+  await page.getByLabel("Current password").fill("not ann's password");
+  await page.getByLabel("New password", { exact: true }).fill("ann's interim password");
+  await page.getByLabel("New password again").fill("ann's interim password");
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "the current password is not right" })).toBeVisible();
+  await page.getByLabel("Current password").fill(AUTHOR.password);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  // The other session is gone.
+  await elsewhere.goto("/datasets");
+  await expect(elsewhere).toHaveURL(/\/login\?next=\/datasets$/);
+  await other.close();
+  // And back to the password the other tests use (through the same page).
+  await page.goto("/account/password");
+  await hydrated(page);
+  await page.getByLabel("Current password").fill("ann's interim password");
+  await page.getByLabel("New password", { exact: true }).fill(AUTHOR.password);
+  await page.getByLabel("New password again").fill(AUTHOR.password);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await expect(page).toHaveURL(/\/$/);
 });
 
 test("each role sees only what it may", async ({ page }) => {

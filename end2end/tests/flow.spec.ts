@@ -104,7 +104,7 @@ test("the run moves to Verified without a reload; PNG, checks and statistics are
   const response = await page.request.get((await image.getAttribute("src"))!);
   expect(response.status()).toBe(200);
   expect(response.headers()["content-type"]).toBe("image/png");
-  expect(response.headers()["cache-control"]).toContain("immutable");
+  expect(response.headers()["cache-control"]).toBe("no-store");
   const png = decodePng(await response.body());
   expect([png.width, png.height]).toEqual([1200, 840]);
   expect(png.distinctBytes).toBeGreaterThan(20);
@@ -151,23 +151,52 @@ test("the downloaded script and snapshot reproduce the page's statistics with Rs
   const fingerprint = footer.match(/sha256:[0-9a-f]{64}/)?.[0];
   expect(fingerprint).toBeTruthy();
   expect(zip.includes(Buffer.from(fingerprint!))).toBe(true);
-  // Checked offline with adamviz's own validator: PASS; with the script re-run in the sandbox;
-  // with the source commit looked up in this checkout. Then one byte of plot.png flipped inside
-  // the zip: FAIL, exit 5, ARTIFACT naming plot.png.
+  // Checked offline with adamviz's own validator. Without a trusted key a bundle only proves
+  // that it agrees with itself: CONSISTENT, ORIGIN NOT PROVEN, exit 3. The installation's
+  // public key, obtained out of band (here `adamviz key show` on the server's data directory,
+  // its fingerprint the footer's): PASS; with the script re-run in the sandbox; with the source
+  // commit looked up in this checkout. Then one byte of plot.png flipped inside the zip: FAIL,
+  // exit 5, ARTIFACT naming plot.png.
   const adamviz = process.env.ADAMVIZ_BIN ?? join(__dirname, "..", "..", "target", "debug", "adamviz");
   const repository = join(__dirname, "..", "..");
+  const keyShown = spawnSync(adamviz, ["key", "show", "--data-dir", process.env.ADAMVIZ_E2E_DATA_DIR!], { encoding: "utf8" });
+  expect(keyShown.status, keyShown.stderr).toBe(0);
+  expect(keyShown.stdout).toContain(`fingerprint ${fingerprint}`);
+  const trustedKey = join(dir, "installation-key.pub");
+  writeFileSync(trustedKey, keyShown.stdout);
   const validate = (file: string, ...flags: string[]) =>
     spawnSync(adamviz, ["evidence", "validate", file, ...flags], { encoding: "utf8" });
+  const unpinned = validate(bundle);
+  expect(unpinned.status, unpinned.stdout + unpinned.stderr).toBe(3);
+  expect(unpinned.stdout).toContain("CONSISTENT, ORIGIN NOT PROVEN");
+  expect(unpinned.stdout).not.toContain("PASS");
   for (const flags of [[], ["--replay"], ["--repository", repository]]) {
-    const run = validate(bundle, ...flags);
+    const run = validate(bundle, "--trusted-key", trustedKey, ...flags);
     expect(run.status, `${flags.join(" ")}\n${run.stdout}${run.stderr}`).toBe(0);
     expect(run.stdout).toContain("PASS");
   }
   const tampered = join(dir, "tampered.zip");
   writeFileSync(tampered, flipStoredByte(zip, "artifacts/plot.png"));
-  const failed = validate(tampered);
+  const failed = validate(tampered, "--trusted-key", trustedKey);
   expect(failed.status, failed.stdout).toBe(5);
   expect(failed.stdout).toContain("FAIL ARTIFACT artifacts/plot.png");
+  // The standalone validator an auditor builds from crates/evidence alone gives the same
+  // verdicts, exit codes and reports (the JSON report, with its digest, byte for byte).
+  const verifier = process.env.ADAMVIZ_VERIFY_BIN ?? join(__dirname, "..", "..", "target", "debug", "adamviz-verify");
+  const standalone = (file: string, ...flags: string[]) => spawnSync(verifier, [file, ...flags], { encoding: "utf8" });
+  for (const [file, flags] of [
+    [bundle, []],
+    [bundle, ["--trusted-key", trustedKey]],
+    [tampered, ["--trusted-key", trustedKey]],
+  ] as Array<[string, string[]]>) {
+    const ours = validate(file, ...flags, "--json");
+    const theirs = standalone(file, ...flags, "--json");
+    expect(theirs.status, theirs.stdout + theirs.stderr).toBe(ours.status);
+    expect(theirs.stdout).toBe(ours.stdout);
+  }
+  const standaloneText = standalone(bundle, "--trusted-key", trustedKey);
+  expect(standaloneText.status).toBe(0);
+  expect(standaloneText.stdout).toContain("PASS");
   const statistics = JSON.parse(readFileSync(join(dir, "out", "statistics.json"), "utf8"));
   const rows = page.getByRole("table", { name: /Per treatment and visit/ }).getByRole("row");
   const shown = (await rows.allTextContents()).length - 1;

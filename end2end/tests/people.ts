@@ -4,10 +4,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const ADMIN = { name: "ada", password: "ada's long admin password" };
-export const AUTHOR = { name: "ann", password: "ann's long author password" };
-export const REVIEWER = { name: "rex", password: "rex's long reviewer password" };
+// Each account's `temporary` password is the one the admin sets; at the first login its owner
+// replaces it with `password`, which only they know.
+export const AUTHOR = { name: "ann", password: "ann's long author password", temporary: "ann's temporary one" };
+export const REVIEWER = { name: "rex", password: "rex's long reviewer password", temporary: "rex's temporary one" };
 /** A reviewer the lockout test leaves alone (rex ends that test locked). */
-export const QA = { name: "quinn", password: "quinn's long reviewer password" };
+export const QA = { name: "quinn", password: "quinn's long reviewer password", temporary: "quinn's temporary one" };
 
 /** The one-time setup link the server printed on stderr at its first start. */
 export async function setupLink(): Promise<string> {

@@ -2,11 +2,12 @@
 // tests ran to Verified is approved by a reviewer (a wrong password first: refused and in the
 // log), the signature shows with name, date and time, and meaning; the author gets no Sign
 // form and the server says 403; the revision reproduces; the downloaded bundle validates PASS
+// under the installation's key (obtained out of band: `adamviz key show` on the server)
 // with the approval and the reproduction in it; the history shows it Approved; the author
 // revises it with one visit fewer, runs the revision to Verified and compares the two.
 import { test, expect, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUTHOR, QA, hydrated, logIn, shoot, tabTo } from "./people";
@@ -95,7 +96,13 @@ test("the revision reproduces and the bundle validates with its approval and rep
   const bundle = join(dir, "evidence.zip");
   await evidence.saveAs(bundle);
   const adamviz = process.env.ADAMVIZ_BIN ?? join(__dirname, "..", "..", "target", "debug", "adamviz");
-  const run = spawnSync(adamviz, ["evidence", "validate", bundle], { encoding: "utf8" });
+  // The installation's public key, out of band: `adamviz key show` on the server's data
+  // directory. PASS only under it.
+  const shown = spawnSync(adamviz, ["key", "show", "--data-dir", process.env.ADAMVIZ_E2E_DATA_DIR!], { encoding: "utf8" });
+  expect(shown.status, shown.stderr).toBe(0);
+  const trustedKey = join(dir, "installation-key.pub");
+  writeFileSync(trustedKey, shown.stdout);
+  const run = spawnSync(adamviz, ["evidence", "validate", bundle, "--trusted-key", trustedKey], { encoding: "utf8" });
   expect(run.status, run.stdout + run.stderr).toBe(0);
   expect(run.stdout).toContain("PASS");
   expect(run.stdout).toMatch(/signature: approved by quinn \(quinn\) at \S+, meaning: responsible/);

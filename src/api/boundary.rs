@@ -110,9 +110,17 @@ pub struct ApiContext {
     pub runs: Arc<crate::service::runs::RunBoard>,
     /// The installation's signing key (evidence bundles), when the server has one.
     pub key: Option<crate::service::installation_key::InstallationKey>,
+    /// How long a password an administrator sets works before its owner replaces it.
+    pub temporary_password_hours: i64,
 }
 
 impl ApiContext {
+    /// The same context, with temporary passwords that work for `hours`.
+    pub fn with_temporary_password_hours(mut self, hours: i64) -> Self {
+        self.temporary_password_hours = hours;
+        self
+    }
+
     /// The same context, signing with `key`.
     pub fn with_key(mut self, key: crate::service::installation_key::InstallationKey) -> Self {
         self.key = Some(key);
@@ -164,6 +172,7 @@ impl ApiContext {
                 .observed_by(runs.observer()),
             runs,
             key: None,
+            temporary_password_hours: crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
         }
     }
 }
@@ -182,7 +191,7 @@ pub fn internal(detail: impl std::fmt::Display) -> AppError {
 /// Runs `work` on the database on a blocking thread; database failures become internal errors.
 pub async fn with_database<T: Send + 'static>(
     context: &ApiContext,
-    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, AppError> + Send + 'static,
+    work: impl FnOnce(&mut crate::store::db::Connection) -> Result<T, AppError> + Send + 'static,
 ) -> Result<T, AppError> {
     context
         .database
@@ -220,10 +229,25 @@ fn now_unix() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// The account the session is logged in as, if it may still act: the session holds an account,
-/// is younger than the absolute lifetime, and the account exists and is not disabled. A session
-/// that fails is ended on the server. Refreshes the idle timer at most once a minute.
+/// The account the session is logged in as, if it may act: as
+/// [`signed_in_allowing_password_change`], and its password is its owner's own (an account with
+/// a temporary password set by an administrator gets [`AppError::PasswordChangeRequired`]).
 pub async fn signed_in(session: &Session, context: &ApiContext) -> Result<Account, AppError> {
+    let account = signed_in_allowing_password_change(session, context).await?;
+    if account.password_change_required {
+        return Err(AppError::PasswordChangeRequired);
+    }
+    Ok(account)
+}
+
+/// The account the session is logged in as, even while it must still replace a temporary
+/// password (for the Change password page, logout and whoami only): the session holds an
+/// account, is younger than the absolute lifetime, and the account exists and is not disabled.
+/// A session that fails is ended on the server. Refreshes the idle timer at most once a minute.
+pub async fn signed_in_allowing_password_change(
+    session: &Session,
+    context: &ApiContext,
+) -> Result<Account, AppError> {
     let read = |key: &'static str| async move {
         session
             .get::<i64>(key)

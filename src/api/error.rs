@@ -20,6 +20,10 @@ pub enum AppError {
         /// The roles that would do, e.g. "admin".
         needed: String,
     },
+    /// 403: the account still has a temporary password (set by an administrator): nothing but
+    /// the Change password page and logout works until its owner chooses their own.
+    #[error("your password was set by an administrator: choose your own on the Change password page (/account/password) before anything else")]
+    PasswordChangeRequired,
     /// 404.
     #[error("{0} not found")]
     NotFound(String),
@@ -53,7 +57,7 @@ impl AppError {
     pub fn status(&self) -> u16 {
         match self {
             AppError::NotLoggedIn => 401,
-            AppError::Forbidden { .. } => 403,
+            AppError::Forbidden { .. } | AppError::PasswordChangeRequired => 403,
             AppError::NotFound(_) => 404,
             AppError::Conflict(_) => 409,
             AppError::TooLarge(_) => 413,

@@ -1,7 +1,6 @@
 //! The `adamviz` command line: one subcommand per capability. Later capabilities add their
-//! subcommands to [`Command`] and a branch to [`run`]. The benchmarks are another binary's
-//! (`adamviz-bench`, `server/bench_cli.rs`); their modules live here beside the commands they
-//! measure.
+//! subcommands to [`Command`] and a branch to [`run`]. The benchmarks are another crate's
+//! (`crates/bench`, the `adamviz-bench` binary).
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -9,13 +8,6 @@ use clap::{Args, Parser, Subcommand};
 
 use super::{config::ServeConfig, http};
 
-pub mod bench;
-pub mod bench_auth;
-pub mod bench_execute;
-pub mod bench_governed;
-pub mod bench_history;
-pub mod bench_ledger;
-pub mod bench_web;
 pub mod demo;
 pub mod evidence;
 pub mod execute;
@@ -113,6 +105,11 @@ pub struct ServeArgs {
     /// Uploads larger than this many bytes are refused (413) while they stream.
     #[arg(long, env = "ADAMVIZ_UPLOAD_LIMIT", default_value_t = crate::service::upload::DEFAULT_UPLOAD_LIMIT)]
     pub upload_limit: u64,
+
+    /// A password an administrator sets (web or `adamviz users`) stops working this many hours
+    /// later; its owner must replace it with their own at the first login before then.
+    #[arg(long, env = "ADAMVIZ_TEMPORARY_PASSWORD_HOURS", default_value_t = crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS, value_parser = clap::value_parser!(i64).range(1..=24 * 90))]
+    pub temporary_password_hours: i64,
 }
 
 /// Runs one parsed command line to completion.
@@ -123,6 +120,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             config.isolation = args.isolation;
             config.public_url = args.public_url;
             config.upload_limit = args.upload_limit;
+            config.temporary_password_hours = args.temporary_password_hours;
             config.sessions = crate::api::boundary::SessionSettings {
                 idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
                 absolute_lifetime: std::time::Duration::from_secs(

@@ -26,6 +26,8 @@ pub struct ServeConfig {
     pub sessions: crate::api::boundary::SessionSettings,
     /// Uploads larger than this are refused while they stream (`--upload-limit`).
     pub upload_limit: u64,
+    /// How long a password an administrator sets works (`--temporary-password-hours`).
+    pub temporary_password_hours: i64,
 }
 
 /// Why the server could not be configured.
@@ -89,6 +91,7 @@ impl ServeConfig {
             public_url: None,
             sessions: crate::api::boundary::SessionSettings::default(),
             upload_limit: crate::service::upload::DEFAULT_UPLOAD_LIMIT,
+            temporary_password_hours: crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
             isolation: Default::default(),
         })
     }

@@ -1,5 +1,5 @@
 //! HTTP wiring: the axum router (health check, pages, static files), the listener and graceful
-//! shutdown. Every non-page route is listed in [`router`].
+//! shutdown. Every route that is not a page or a server function is listed in [`other_routes`].
 
 use std::{path::PathBuf, sync::Arc};
 
@@ -16,7 +16,7 @@ use tower_http::trace::TraceLayer;
 
 use super::{
     config::ServeConfig,
-    security::{csrf_guard, page_guard, security_headers, OriginPolicy},
+    security::{canonical_paths, csrf_guard, page_guard, security_headers, OriginPolicy},
 };
 use crate::{
     api::boundary::{ApiContext, SetupToken},
@@ -82,9 +82,53 @@ async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     }
 }
 
+/// Every route that is neither a page of `App` nor a server function, with its handler. The
+/// router is built from this list, and `tests/access.rs` compares its paths with
+/// `api::ROUTE_ACCESS` and `api::PAGE_ACCESS`, so a route added here without its access rule
+/// fails a test.
+pub fn other_routes() -> Vec<(&'static str, axum::routing::MethodRouter<AppState>)> {
+    vec![
+        ("/healthz", get(healthz)),
+        // Streamed: the upload limit is enforced while the body arrives, not by axum's
+        // default body limit.
+        (
+            "/api/datasets/upload",
+            axum::routing::post(crate::api::datasets::upload::upload_dataset)
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        ),
+        (
+            "/api/revisions/{id}/events",
+            get(crate::api::revisions::events::status_events),
+        ),
+        (
+            "/api/revisions/{id}/files/{name}",
+            get(crate::api::revisions::files::revision_file),
+        ),
+        (
+            "/api/revisions/{id}/evidence",
+            get(crate::api::revisions::files::revision_evidence),
+        ),
+    ]
+}
+
+/// The paths of [`other_routes`].
+pub fn other_route_paths() -> Vec<&'static str> {
+    other_routes().into_iter().map(|(path, _)| path).collect()
+}
+
+/// The pages of `App`, listed once per process. Listing them renders `App` with resource loads
+/// suppressed by a process-wide flag (leptos issue #4773), so a second listing while another
+/// router of this process is rendering a page can leave that page's resources never loaded
+/// and its response hung; the test suites build a router per test, in parallel.
+fn page_routes() -> Vec<leptos_axum::AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> =
+        std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
+}
+
 /// The complete router: health check, every page of `App` and every server function, static
-/// files and the 404 fallback; inside out, the page guard, the session layer, the CSRF check
-/// and the security headers around all of them.
+/// files and the 404 fallback; inside out, the page guard, the session layer, the CSRF check,
+/// the refusal of non-canonical paths and the security headers around all of them.
 pub fn router(state: AppState) -> Router {
     router_with(state, true)
 }
@@ -92,9 +136,11 @@ pub fn router(state: AppState) -> Router {
 /// [`router`], optionally without the page guard (`adamviz-bench auth` measures what the guard
 /// and the session lookup add to a page).
 pub fn router_with(state: AppState, guard_pages: bool) -> Router {
-    let page_routes = generate_route_list(App);
+    let page_routes = page_routes();
     let leptos_options = state.leptos_options.clone();
     let context = state.api.clone();
+    // One login limiter per router: per-address budgets and the bound on password checks.
+    let logins = crate::service::accounts::login_limits::LoginLimiter::new(Default::default());
     let sessions = tower_sessions::SessionManagerLayer::new(SqliteSessionStore::new(
         state.api.database.clone(),
     ))
@@ -107,31 +153,18 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
             state.api.sessions.idle_timeout.as_secs() as i64
         ),
     ));
-    let routes = Router::new()
-        .route("/healthz", get(healthz))
-        // Streamed: the upload limit is enforced while the body arrives, not by axum's
-        // default body limit.
-        .route(
-            "/api/datasets/upload",
-            axum::routing::post(crate::api::datasets::upload::upload_dataset)
-                .layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route(
-            "/api/revisions/{id}/events",
-            get(crate::api::revisions::events::status_events),
-        )
-        .route(
-            "/api/revisions/{id}/files/{name}",
-            get(crate::api::revisions::files::revision_file),
-        )
-        .route(
-            "/api/revisions/{id}/evidence",
-            get(crate::api::revisions::files::revision_evidence),
-        )
+    let mut routes = Router::new();
+    for (path, route) in other_routes() {
+        routes = routes.route(path, route);
+    }
+    let routes = routes
         .leptos_routes_with_context(
             &state,
             page_routes,
-            move || provide_context(context.clone()),
+            move || {
+                provide_context(context.clone());
+                provide_context(logins.clone());
+            },
             move || shell(leptos_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell));
@@ -149,6 +182,8 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
             state.origins.clone(),
             csrf_guard,
         ))
+        // Outside the page guard and the router: they see canonical paths only.
+        .layer(axum::middleware::from_fn(canonical_paths))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
@@ -240,7 +275,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
                 ..crate::runner::RunnerConfig::new()
             })),
         )
-        .with_key(key),
+        .with_key(key)
+        .with_temporary_password_hours(config.temporary_password_hours),
         origins: OriginPolicy::new(config.public_url.as_deref()),
         secure_cookies: config
             .public_url

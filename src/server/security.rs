@@ -1,5 +1,5 @@
 //! The HTTP layers around every request: security headers on every response, the CSRF check
-//! on every state-changing request, and the page guard (a page needs a login, an admin page the
+//! on every state-changing request, canonical paths only, and the page guard (a page needs a login, an admin page the
 //! admin role, the setup page its token). Server functions check their own access
 //! (`api::boundary`); this guards what the browser navigates to.
 
@@ -12,9 +12,12 @@ use axum::{
 use tower_sessions::Session;
 
 use crate::api::{
-    boundary::{signed_in, ApiContext},
+    boundary::{signed_in_allowing_password_change, ApiContext},
     page_access, Access,
 };
+
+/// The page where an account chooses its own password.
+pub const CHANGE_PASSWORD_PAGE: &str = "/account/password";
 
 /// The policy of responses that are not pages (server functions, files, errors). Pages get
 /// one with the nonce of their hydration script (`app::shell`).
@@ -131,6 +134,58 @@ pub async fn csrf_guard(
     next.run(request).await
 }
 
+/// Why `path` is not in its one canonical form, if it is not: an empty segment (`//`), a `.`
+/// or `..` segment, a backslash, or an encoded dot, slash or backslash (`%2e`, `%2f`, `%5c`).
+/// Browsers send canonical paths, so only a hand-made request has one of these; refusing them
+/// means that the path the page guard judges is the path the router and the renderer see
+/// (`/pkg/../admin/accounts` is neither a static file nor a way round the admin check).
+pub fn non_canonical(path: &str) -> Option<&'static str> {
+    if !path.starts_with('/') {
+        return Some("a path starts with '/'");
+    }
+    if path.contains('\\') {
+        return Some("a backslash");
+    }
+    let lower = path.to_ascii_lowercase();
+    if ["%2e", "%2f", "%5c"]
+        .iter()
+        .any(|code| lower.contains(code))
+    {
+        return Some("an encoded '.', '/' or '\\'");
+    }
+    // Every segment but the last must be non-empty ("/" alone is the home page; a trailing
+    // slash is left to the router's 404).
+    let segments: Vec<&str> = path[1..].split('/').collect();
+    let last = segments.len() - 1;
+    for (index, segment) in segments.iter().enumerate() {
+        if *segment == "." || *segment == ".." {
+            return Some("a '.' or '..' segment");
+        }
+        if segment.is_empty() && index != last {
+            return Some("an empty segment ('//')");
+        }
+    }
+    None
+}
+
+/// Refuses (400) a request whose path is not canonical ([`non_canonical`]), before any other
+/// layer reads the path.
+pub async fn canonical_paths(request: Request, next: Next) -> Response {
+    if let Some(reason) = non_canonical(request.uri().path()) {
+        tracing::warn!(
+            path = request.uri().path(),
+            reason,
+            "refused a non-canonical path"
+        );
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("refused: the path is not canonical ({reason})"),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
 /// Whether `path` is a page the router renders (not a server function, a static file or the
 /// health check).
 fn is_page(path: &str) -> bool {
@@ -179,7 +234,16 @@ pub async fn page_guard(
     if !matches!(*request.method(), Method::GET | Method::HEAD) || !is_page(&path) {
         return next.run(request).await;
     }
-    let account = signed_in(&session, &context).await.ok();
+    let account = signed_in_allowing_password_change(&session, &context)
+        .await
+        .ok();
+    // A temporary password (set by an administrator) opens the Change password page only.
+    if account.as_ref().is_some_and(|a| a.password_change_required)
+        && path != CHANGE_PASSWORD_PAGE
+        && !matches!(page_access(&path), Access::Public)
+    {
+        return Redirect::to(&format!("{CHANGE_PASSWORD_PAGE}?required=1")).into_response();
+    }
     match page_access(&path) {
         Access::Public if path == "/setup" => {
             let token = request
@@ -221,4 +285,37 @@ pub async fn page_guard(
         Access::LoggedIn | Access::AnyOf(_) => {}
     }
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::non_canonical;
+
+    #[test]
+    fn only_canonical_paths_pass() {
+        for path in [
+            "/",
+            "/admin/accounts",
+            "/admin/",
+            "/pkg/adamviz.wasm",
+            "/datasets/abc/draft",
+            "/api/revisions/rev-1/files/plot.png",
+        ] {
+            assert_eq!(non_canonical(path), None, "{path}");
+        }
+        for path in [
+            "//admin/accounts",
+            "/pkg/../admin/accounts",
+            "/admin/./accounts",
+            "/admin/accounts/..",
+            "/admin/accounts/.",
+            "/pkg/%2E%2e/admin",
+            "/pkg/..%2Fadmin",
+            "/pkg/..%5cadmin",
+            "/pkg\\..\\admin",
+            "admin/accounts",
+        ] {
+            assert!(non_canonical(path).is_some(), "{path}");
+        }
+    }
 }

@@ -3,13 +3,79 @@
 //! the append-only security log. The CLI, the server functions and the tests call these; none
 //! of them knows HTTP. Time is a parameter, so lockout can be tested with a clock of the test's.
 
+use crate::store::{
+    accounts::PasswordColumns,
+    db::{Connection, DbError},
+};
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::domain::account::{check_name, check_password, Account, Role};
+use crate::domain::account::{check_duties, check_name, check_password, Account, Role};
 
-/// Failed logins for one name within [`LOCKOUT_WINDOW_MINUTES`] that lock it.
+/// How long a password set by an administrator works before its owner replaces it, unless the
+/// server or the command line is told otherwise.
+pub const DEFAULT_TEMPORARY_PASSWORD_HOURS: i64 = 72;
+
+/// Who set a password: its owner (the first-start setup, the Change password page), or someone
+/// else, which makes it temporary: it must be replaced by the owner's own at the next login, and
+/// stops working at `expires_at`. An administrator therefore never knows a password that signs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasswordOrigin {
+    /// The account's owner chose it.
+    ChosenByOwner,
+    /// Someone else set it; it works until `expires_at`, and only to choose a new one.
+    Temporary {
+        /// When it stops working.
+        expires_at: DateTime<Utc>,
+    },
+}
+
+impl PasswordOrigin {
+    /// A temporary password set at `now` that works for `hours`.
+    pub fn temporary_for(now: DateTime<Utc>, hours: i64) -> Self {
+        Self::Temporary {
+            expires_at: now + Duration::hours(hours),
+        }
+    }
+}
+
+/// Who changed an account, as the security log names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operator {
+    /// The acting account, for changes made through the web.
+    pub id: Option<i64>,
+    /// Its name, `command line: <operating-system user>` or `first-start setup`.
+    pub name: String,
+}
+
+impl Operator {
+    /// A logged-in account (an administrator, or the owner).
+    pub fn account(account: &Account) -> Self {
+        Self {
+            id: Some(account.id),
+            name: account.name.clone(),
+        }
+    }
+
+    /// The operating-system user running this command line (from the real uid).
+    pub fn command_line() -> Self {
+        Self {
+            id: None,
+            name: format!("command line: {}", crate::evidence::actor::real_user_name()),
+        }
+    }
+
+    /// The first-start setup (the one-time link).
+    pub fn setup() -> Self {
+        Self {
+            id: None,
+            name: "first-start setup".to_owned(),
+        }
+    }
+}
+
+/// Failed logins for one name from one client address within [`LOCKOUT_WINDOW_MINUTES`] that
+/// lock it for that address.
 pub const MAX_FAILED_LOGINS: usize = 5;
 /// The window in which failed logins are counted, and how long a lockout lasts.
 pub const LOCKOUT_WINDOW_MINUTES: i64 = 15;
@@ -50,12 +116,15 @@ pub enum AccountError {
     /// The change would leave no active admin.
     #[error("{0:?} is the last active admin: make another account admin first")]
     LastAdmin(String),
+    /// Separation of duties: admin with author or reviewer.
+    #[error("{0}")]
+    Duties(String),
     /// Hashing failed.
     #[error("the password could not be hashed: {0}")]
     Hash(String),
     /// The database refused.
     #[error(transparent)]
-    Database(#[from] rusqlite::Error),
+    Database(#[from] DbError),
 }
 
 /// Why a login was refused. The messages never say whether the name exists.
@@ -64,6 +133,12 @@ pub enum LoginError {
     /// Wrong name or password (or a disabled account).
     #[error("the name or the password is wrong")]
     Invalid,
+    /// The right temporary password, too late: an administrator must set a new one.
+    #[error("your temporary password expired at {at}: ask an administrator to set a new one")]
+    TemporaryPasswordExpired {
+        /// When it expired (canonical UTC).
+        at: String,
+    },
     /// Too many failed logins for this name.
     #[error("too many failed logins for this name: it is locked for {LOCKOUT_WINDOW_MINUTES} minutes (until {until})")]
     Locked {
@@ -72,7 +147,7 @@ pub enum LoginError {
     },
     /// The database refused.
     #[error(transparent)]
-    Database(#[from] rusqlite::Error),
+    Database(#[from] DbError),
 }
 
 /// Argon2id passes. The crate's recommended parameters (19 MiB, 2 passes, 1 lane) take about
@@ -116,128 +191,20 @@ fn decoy_hash() -> &'static str {
     })
 }
 
-/// One security event.
-pub struct SecurityEvent<'a> {
-    /// `login`, `logout`, `lockout`, `account_created`, `roles_changed`, `password_changed`,
-    /// `account_disabled`, `session_refused`.
-    pub event: &'a str,
-    /// The account concerned, when it exists.
-    pub account_id: Option<i64>,
-    /// Its name, as given.
-    pub account_name: &'a str,
-    /// Who acted, when not the account itself.
-    pub actor_id: Option<i64>,
-    /// The remote address of the request.
-    pub remote_addr: Option<&'a str>,
-    /// Success or failure.
-    pub success: bool,
-    /// What else a reviewer needs (never a password).
-    pub detail: Option<&'a str>,
-}
+pub use crate::store::accounts::{
+    account_by_id, account_count, list_accounts, role_grant_at, RoleGrant, SecurityEvent,
+};
+use crate::store::accounts::{end_sessions, find_by_name};
+/// Whether a session is still stored and unexpired (the event stream re-checks it).
+pub use crate::store::sessions::session_is_stored;
 
 /// Appends `event` to the security log at `now`.
 pub fn record_event(
     connection: &Connection,
     event: &SecurityEvent<'_>,
     now: DateTime<Utc>,
-) -> Result<(), rusqlite::Error> {
-    connection.execute(
-        "INSERT INTO security_events
-             (at, event, account_id, account_name, actor_id, remote_addr, outcome, detail)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            timestamp(now),
-            event.event,
-            event.account_id,
-            event.account_name,
-            event.actor_id,
-            event.remote_addr,
-            if event.success { "success" } else { "failure" },
-            event.detail,
-        ],
-    )?;
-    Ok(())
-}
-
-fn roles_of(connection: &Connection, id: i64) -> Result<Vec<Role>, rusqlite::Error> {
-    let mut statement =
-        connection.prepare_cached("SELECT role FROM account_roles WHERE account_id = ?1")?;
-    let mut roles: Vec<Role> = statement
-        .query_map([id], |row| row.get::<_, String>(0))?
-        .filter_map(|role| role.ok()?.parse().ok())
-        .collect();
-    roles.sort();
-    Ok(roles)
-}
-
-fn account_from_row(
-    connection: &Connection,
-    row: (i64, String, bool, String),
-) -> Result<Account, rusqlite::Error> {
-    let (id, name, disabled, created_at) = row;
-    Ok(Account {
-        roles: roles_of(connection, id)?,
-        id,
-        name,
-        disabled,
-        created_at,
-    })
-}
-
-/// The account named `name` (any case), with its password hash.
-fn find_by_name(
-    connection: &Connection,
-    name: &str,
-) -> Result<Option<(Account, String)>, rusqlite::Error> {
-    let row = connection
-        .query_row(
-            "SELECT id, name, disabled, created_at, password_hash FROM accounts WHERE name = ?1",
-            [name],
-            |row| {
-                Ok((
-                    (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?),
-                    row.get::<_, String>(4)?,
-                ))
-            },
-        )
-        .optional()?;
-    row.map(|(facts, hash)| Ok((account_from_row(connection, facts)?, hash)))
-        .transpose()
-}
-
-/// The account with `id`, if it exists.
-pub fn account_by_id(connection: &Connection, id: i64) -> Result<Option<Account>, rusqlite::Error> {
-    let row = connection
-        .query_row(
-            "SELECT id, name, disabled, created_at FROM accounts WHERE id = ?1",
-            [id],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
-        )
-        .optional()?;
-    row.map(|facts| account_from_row(connection, facts))
-        .transpose()
-}
-
-/// How many accounts exist (disabled ones included).
-pub fn account_count(connection: &Connection) -> Result<usize, rusqlite::Error> {
-    connection.query_row("SELECT count(*) FROM accounts", [], |row| {
-        row.get::<_, i64>(0).map(|n| n as usize)
-    })
-}
-
-/// Every account, by name.
-pub fn list_accounts(connection: &Connection) -> Result<Vec<Account>, rusqlite::Error> {
-    let mut statement = connection.prepare(
-        "SELECT id, name, disabled, created_at FROM accounts ORDER BY name COLLATE NOCASE",
-    )?;
-    let rows: Vec<(i64, String, bool, String)> = statement
-        .query_map([], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    rows.into_iter()
-        .map(|row| account_from_row(connection, row))
-        .collect()
+) -> Result<(), DbError> {
+    crate::store::accounts::record_event(connection, event, &timestamp(now))
 }
 
 fn sorted_roles(roles: &[Role]) -> Result<Vec<Role>, AccountError> {
@@ -247,17 +214,54 @@ fn sorted_roles(roles: &[Role]) -> Result<Vec<Role>, AccountError> {
     if roles.is_empty() {
         return Err(AccountError::NoRole);
     }
+    check_duties(&roles).map_err(AccountError::Duties)?;
     Ok(roles)
 }
 
-/// Creates an account (in one transaction with its security event). `actor` is the admin who
-/// created it (`None` for the CLI and the first-start setup).
+/// The password columns for a password set at `now` with `origin`: temporary, expiry, set at,
+/// set by the owner at.
+fn password_columns(
+    origin: PasswordOrigin,
+    now: DateTime<Utc>,
+) -> (bool, Option<String>, String, Option<String>) {
+    match origin {
+        PasswordOrigin::ChosenByOwner => (false, None, timestamp(now), Some(timestamp(now))),
+        PasswordOrigin::Temporary { expires_at } => {
+            (true, Some(timestamp(expires_at)), timestamp(now), None)
+        }
+    }
+}
+
+/// Grants (`granted`) or revokes (`revoked`) `role` of account `id` by `by` at `now` (the role
+/// history row first: the database refuses a role change without it).
+fn change_role(
+    connection: &Connection,
+    id: i64,
+    role: Role,
+    change: &str,
+    by: &Operator,
+    now: DateTime<Utc>,
+) -> Result<(), DbError> {
+    crate::store::accounts::change_role(
+        connection,
+        id,
+        role,
+        change,
+        (by.id, &by.name),
+        &timestamp(now),
+    )
+}
+
+/// Creates an account (in one transaction with its role grants and its security event). A
+/// password set by someone else than the owner is [`PasswordOrigin::Temporary`].
+#[allow(clippy::too_many_arguments)]
 pub fn create_account(
     connection: &mut Connection,
     name: &str,
     password: &str,
     roles: &[Role],
-    actor: Option<i64>,
+    origin: PasswordOrigin,
+    by: &Operator,
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, AccountError> {
@@ -272,38 +276,61 @@ pub fn create_account(
     if find_by_name(&transaction, name)?.is_some() {
         return Err(AccountError::NameTaken(name.to_owned()));
     }
-    transaction.execute(
-        "INSERT INTO accounts (name, password_hash, created_at) VALUES (?1, ?2, ?3)",
-        params![name, hash, timestamp(now)],
+    let (temporary, expires_at, set_at, set_by_owner_at) = password_columns(origin, now);
+    let id = crate::store::accounts::insert_account(
+        &transaction,
+        name,
+        &hash,
+        &timestamp(now),
+        &PasswordColumns {
+            temporary,
+            expires_at,
+            set_at,
+            set_by_owner_at,
+        },
     )?;
-    let id = transaction.last_insert_rowid();
     for role in &roles {
-        transaction.execute(
-            "INSERT INTO account_roles (account_id, role) VALUES (?1, ?2)",
-            params![id, role.as_str()],
-        )?;
+        change_role(&transaction, id, *role, "granted", by, now)?;
     }
-    let detail = roles
-        .iter()
-        .map(|r| r.as_str())
-        .collect::<Vec<_>>()
-        .join(",");
+    let detail = format!(
+        "roles {}; password {}",
+        roles_text(&roles),
+        password_text(origin)
+    );
     record_event(
         &transaction,
         &SecurityEvent {
             event: "account_created",
             account_id: Some(id),
             account_name: name,
-            actor_id: actor,
+            actor_id: by.id,
+            actor_name: Some(&by.name),
             remote_addr,
             success: true,
-            detail: Some(&format!("roles {detail}")),
+            detail: Some(&detail),
         },
         now,
     )?;
-    let account = account_by_id(&transaction, id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    let account = account_by_id(&transaction, id)?.ok_or(DbError::QueryReturnedNoRows)?;
     transaction.commit()?;
     Ok(account)
+}
+
+fn roles_text(roles: &[Role]) -> String {
+    roles
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn password_text(origin: PasswordOrigin) -> String {
+    match origin {
+        PasswordOrigin::ChosenByOwner => "chosen by its owner".to_owned(),
+        PasswordOrigin::Temporary { expires_at } => {
+            format!("temporary until {}", timestamp(expires_at))
+        }
+    }
 }
 
 /// Refuses to disable or demote `account` when it is the only active admin.
@@ -314,12 +341,7 @@ fn refuse_losing_the_last_admin(
     if !account.has(Role::Admin) || account.disabled {
         return Ok(());
     }
-    let others: i64 = connection.query_row(
-        "SELECT count(*) FROM accounts a JOIN account_roles r ON r.account_id = a.id
-         WHERE r.role = 'admin' AND a.disabled = 0 AND a.id != ?1",
-        [account.id],
-        |row| row.get(0),
-    )?;
+    let others = crate::store::accounts::other_active_admins(connection, account.id)?;
     if others == 0 {
         return Err(AccountError::LastAdmin(account.name.clone()));
     }
@@ -337,7 +359,7 @@ fn existing(connection: &Connection, name: &str) -> Result<Account, AccountError
 pub fn disable_account(
     connection: &mut Connection,
     name: &str,
-    actor: Option<i64>,
+    by: &Operator,
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, AccountError> {
@@ -345,23 +367,17 @@ pub fn disable_account(
     let account = existing(&transaction, name)?;
     refuse_losing_the_last_admin(&transaction, &account)?;
     if !account.disabled {
-        transaction.execute(
-            "UPDATE accounts SET disabled = 1 WHERE id = ?1",
-            [account.id],
-        )?;
+        crate::store::accounts::disable(&transaction, account.id)?;
     }
-    // Sessions hold the account id in their JSON record.
-    transaction.execute(
-        "DELETE FROM sessions WHERE json_extract(data, '$.account_id') = ?1",
-        [account.id],
-    )?;
+    end_sessions(&transaction, account.id, None)?;
     record_event(
         &transaction,
         &SecurityEvent {
             event: "account_disabled",
             account_id: Some(account.id),
             account_name: &account.name,
-            actor_id: actor,
+            actor_id: by.id,
+            actor_name: Some(&by.name),
             remote_addr,
             success: true,
             detail: None,
@@ -373,12 +389,13 @@ pub fn disable_account(
     Ok(account)
 }
 
-/// Replaces an account's roles.
+/// Replaces an account's roles: each role given up and each role granted is a row of the role
+/// history naming `by`. Admin is never held with author or reviewer.
 pub fn set_roles(
     connection: &mut Connection,
     name: &str,
     roles: &[Role],
-    actor: Option<i64>,
+    by: &Operator,
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, AccountError> {
@@ -388,33 +405,28 @@ pub fn set_roles(
     if !roles.contains(&Role::Admin) {
         refuse_losing_the_last_admin(&transaction, &account)?;
     }
-    transaction.execute(
-        "DELETE FROM account_roles WHERE account_id = ?1",
-        [account.id],
-    )?;
-    for role in &roles {
-        transaction.execute(
-            "INSERT INTO account_roles (account_id, role) VALUES (?1, ?2)",
-            params![account.id, role.as_str()],
-        )?;
+    // Revocations first, so that a move between admin and the other roles never holds both.
+    for role in account.roles.iter().filter(|r| !roles.contains(r)) {
+        change_role(&transaction, account.id, *role, "revoked", by, now)?;
     }
-    let text = |roles: &[Role]| {
-        roles
-            .iter()
-            .map(|r| r.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    for role in roles.iter().filter(|r| !account.roles.contains(r)) {
+        change_role(&transaction, account.id, *role, "granted", by, now)?;
+    }
     record_event(
         &transaction,
         &SecurityEvent {
             event: "roles_changed",
             account_id: Some(account.id),
             account_name: &account.name,
-            actor_id: actor,
+            actor_id: by.id,
+            actor_name: Some(&by.name),
             remote_addr,
             success: true,
-            detail: Some(&format!("{} -> {}", text(&account.roles), text(&roles))),
+            detail: Some(&format!(
+                "{} -> {}",
+                roles_text(&account.roles),
+                roles_text(&roles)
+            )),
         },
         now,
     )?;
@@ -423,12 +435,16 @@ pub fn set_roles(
     Ok(account)
 }
 
-/// Sets a new password.
+/// Sets a password for someone (an administrator's reset, or the command line): with
+/// [`PasswordOrigin::Temporary`] the owner must replace it at the next login. Every session of
+/// the account ends.
+#[allow(clippy::too_many_arguments)]
 pub fn set_password(
     connection: &mut Connection,
     name: &str,
     password: &str,
-    actor: Option<i64>,
+    origin: PasswordOrigin,
+    by: &Operator,
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, AccountError> {
@@ -436,70 +452,194 @@ pub fn set_password(
     let hash = hash_password(password)?;
     let transaction = connection.transaction()?;
     let account = existing(&transaction, name)?;
-    transaction.execute(
-        "UPDATE accounts SET password_hash = ?1 WHERE id = ?2",
-        params![hash, account.id],
-    )?;
+    store_password(&transaction, account.id, &hash, origin, now)?;
+    let ended = end_sessions(&transaction, account.id, None)?;
     record_event(
         &transaction,
         &SecurityEvent {
             event: "password_changed",
             account_id: Some(account.id),
             account_name: &account.name,
-            actor_id: actor,
+            actor_id: by.id,
+            actor_name: Some(&by.name),
             remote_addr,
             success: true,
-            detail: None,
+            detail: Some(&format!(
+                "set by {}; password {}; {ended} session(s) ended",
+                by.name,
+                password_text(origin)
+            )),
         },
         now,
     )?;
+    let account = existing(&transaction, name)?;
     transaction.commit()?;
     Ok(account)
 }
 
-/// The end of the lockout of `name` in force at `now`, if any.
-fn locked_until(
+fn store_password(
     connection: &Connection,
-    name: &str,
+    id: i64,
+    hash: &str,
+    origin: PasswordOrigin,
     now: DateTime<Utc>,
-) -> Result<Option<String>, rusqlite::Error> {
-    let since = timestamp(now - Duration::minutes(LOCKOUT_WINDOW_MINUTES));
-    let last: Option<String> = connection.query_row(
-        "SELECT max(at) FROM security_events
-         WHERE event = 'lockout' AND account_name = ?1 COLLATE NOCASE AND at > ?2",
-        params![name, since],
-        |row| row.get(0),
-    )?;
-    Ok(last.and_then(|at| {
-        let at = DateTime::parse_from_rfc3339(&at).ok()?.with_timezone(&Utc);
-        Some(timestamp(at + Duration::minutes(LOCKOUT_WINDOW_MINUTES)))
-    }))
-}
-
-/// Failed logins of `name` counted towards a lockout: within the window, after its last
-/// success or lockout.
-fn counted_failures(
-    connection: &Connection,
-    name: &str,
-    now: DateTime<Utc>,
-) -> Result<usize, rusqlite::Error> {
-    let since = timestamp(now - Duration::minutes(LOCKOUT_WINDOW_MINUTES));
-    connection.query_row(
-        "SELECT count(*) FROM security_events
-         WHERE event = 'login' AND outcome = 'failure' AND detail IS NOT 'locked'
-           AND account_name = ?1 COLLATE NOCASE AND at > ?2
-           AND at > coalesce((SELECT max(at) FROM security_events
-                              WHERE account_name = ?1 COLLATE NOCASE
-                                AND (event = 'lockout'
-                                     OR (event = 'login' AND outcome = 'success'))), '')",
-        params![name, since],
-        |row| row.get::<_, i64>(0).map(|n| n as usize),
+) -> Result<(), DbError> {
+    let (temporary, expires_at, set_at, set_by_owner_at) = password_columns(origin, now);
+    crate::store::accounts::update_password(
+        connection,
+        id,
+        hash,
+        &PasswordColumns {
+            temporary,
+            expires_at,
+            set_at,
+            set_by_owner_at,
+        },
     )
 }
 
-/// Checks `name` and `password` at `now`: the account on success. Every attempt is a security
-/// event; the fifth failure within the window locks the name (whether or not it exists, so the
-/// answer never tells) for [`LOCKOUT_WINDOW_MINUTES`].
+/// What the Change password form sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordChange {
+    /// The password in force (temporary or the owner's).
+    pub current_password: String,
+    /// The new one.
+    pub new_password: String,
+    /// The new one again.
+    pub new_password_again: String,
+}
+
+/// Why a password change was refused; each names the form field it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum PasswordChangeError {
+    /// The current password did not match.
+    #[error("the current password is not right")]
+    WrongCurrent,
+    /// The new password breaks the rule.
+    #[error("{0}")]
+    Weak(String),
+    /// The new password is the current one.
+    #[error("the new password must differ from the current one")]
+    Unchanged,
+    /// The two new passwords differ.
+    #[error("the two new passwords differ")]
+    Mismatch,
+    /// The account cannot act.
+    #[error("this account is disabled")]
+    Disabled,
+    /// Storage or hashing failed.
+    #[error(transparent)]
+    Account(#[from] AccountError),
+}
+
+impl PasswordChangeError {
+    /// The form field the refusal is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::WrongCurrent | Self::Disabled => "current_password",
+            Self::Weak(_) | Self::Unchanged => "new_password",
+            Self::Mismatch => "new_password_again",
+            Self::Account(_) => "new_password",
+        }
+    }
+}
+
+impl From<DbError> for PasswordChangeError {
+    fn from(error: DbError) -> Self {
+        Self::Account(AccountError::Database(error))
+    }
+}
+
+/// The owner of account `id` chooses a new password: the current one re-entered (a temporary
+/// one too, even after it expired: its holder is logged in), the new one twice under the same
+/// rules. The password becomes the owner's own (no longer temporary), every other session of
+/// the account ends (`keep` is the session making the change), and the security log says so.
+pub fn change_own_password(
+    connection: &mut Connection,
+    id: i64,
+    change: &PasswordChange,
+    keep: Option<&str>,
+    remote_addr: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Account, PasswordChangeError> {
+    let (account, hash) = {
+        let account = account_by_id(connection, id)?.ok_or(PasswordChangeError::Disabled)?;
+        let hash = crate::store::accounts::password_hash(connection, id)?;
+        (account, hash)
+    };
+    if account.disabled {
+        return Err(PasswordChangeError::Disabled);
+    }
+    let failure = |connection: &Connection, reason: &str| {
+        record_event(
+            connection,
+            &SecurityEvent {
+                event: "password_changed",
+                account_id: Some(account.id),
+                account_name: &account.name,
+                actor_id: Some(account.id),
+                actor_name: Some(&account.name),
+                remote_addr,
+                success: false,
+                detail: Some(reason),
+            },
+            now,
+        )
+    };
+    if !password_matches(&change.current_password, &hash) {
+        failure(connection, "wrong current password")?;
+        return Err(PasswordChangeError::WrongCurrent);
+    }
+    check_password(&change.new_password).map_err(PasswordChangeError::Weak)?;
+    if change.new_password == change.current_password {
+        return Err(PasswordChangeError::Unchanged);
+    }
+    if change.new_password != change.new_password_again {
+        return Err(PasswordChangeError::Mismatch);
+    }
+    let new_hash = hash_password(&change.new_password)?;
+    let transaction = connection.transaction()?;
+    store_password(
+        &transaction,
+        account.id,
+        &new_hash,
+        PasswordOrigin::ChosenByOwner,
+        now,
+    )?;
+    let ended = end_sessions(&transaction, account.id, keep)?;
+    record_event(
+        &transaction,
+        &SecurityEvent {
+            event: "password_changed",
+            account_id: Some(account.id),
+            account_name: &account.name,
+            actor_id: Some(account.id),
+            actor_name: Some(&account.name),
+            remote_addr,
+            success: true,
+            detail: Some(&format!(
+                "chosen by its owner{}; {ended} other session(s) ended",
+                if account.password_change_required {
+                    " (replacing a temporary password)"
+                } else {
+                    ""
+                }
+            )),
+        },
+        now,
+    )?;
+    let account = account_by_id(&transaction, account.id)?.ok_or(PasswordChangeError::Disabled)?;
+    transaction.commit()?;
+    Ok(account)
+}
+
+pub mod login_limits;
+
+/// Checks `name` and `password` from `remote_addr` at `now`: the account on success. The fifth
+/// failure within the window locks the name for this client address (whether or not the name
+/// exists, so the answer never tells) for [`LOCKOUT_WINDOW_MINUTES`]; other addresses are not
+/// locked out. A success is a security event of its own; failures and lockouts are counted
+/// (`login_limits::count_event`: one row per name, reason and window).
 pub fn login(
     connection: &Connection,
     name: &str,
@@ -507,36 +647,33 @@ pub fn login(
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, LoginError> {
-    let event = |account: Option<&Account>, event: &str, success: bool, detail: Option<&str>| {
-        record_event(
-            connection,
-            &SecurityEvent {
-                event,
-                account_id: account.map(|a| a.id),
-                account_name: name,
-                actor_id: None,
-                remote_addr,
-                success,
-                detail,
-            },
-            now,
-        )
-    };
+    use login_limits::{clear_failures, client_key, count_event, count_failure, NameGate};
     // A name no account can have is refused before anything is written (a megabyte of name
     // must not become a row); it cannot exist, so the answer reveals nothing.
     if check_name(name).is_err() {
         return Err(LoginError::Invalid);
     }
-    // One login at a time in this process: the lockout check, the hash and the failure record
-    // are one step, so parallel guesses cannot pass the check before any failure is counted,
-    // and logins never hold more than one database connection.
-    static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(until) = locked_until(connection, name, now)? {
-        event(None, "login", false, Some("locked"))?;
+    let client = client_key(remote_addr);
+    // One login per name and address at a time in this process (the check, the hash and the
+    // count are one step for them); others go on in parallel.
+    let _turn = NameGate::global().enter(name, &client);
+    let found = find_by_name(connection, name)?;
+    let account_id = found.as_ref().map(|(account, _)| account.id);
+    if let Some(until) = login_limits::locked_until(connection, name, &client, now)? {
+        // A transaction: two refusals of one name at once count in one row.
+        let transaction = connection.unchecked_transaction()?;
+        count_event(
+            &transaction,
+            "login",
+            account_id,
+            name,
+            remote_addr,
+            "locked",
+            now,
+        )?;
+        transaction.commit()?;
         return Err(LoginError::Locked { until });
     }
-    let found = find_by_name(connection, name)?;
     // The same work whether or not the name exists.
     let hash = found
         .as_ref()
@@ -544,7 +681,37 @@ pub fn login(
     let matches = password_matches(password, hash);
     match found {
         Some((account, _)) if matches && !account.disabled => {
-            event(Some(&account), "login", true, None)?;
+            if let Some(at) = temporary_password_expired(&account, now) {
+                let transaction = connection.unchecked_transaction()?;
+                count_event(
+                    &transaction,
+                    "login",
+                    Some(account.id),
+                    name,
+                    remote_addr,
+                    "temporary password expired",
+                    now,
+                )?;
+                transaction.commit()?;
+                return Err(LoginError::TemporaryPasswordExpired { at });
+            }
+            let transaction = connection.unchecked_transaction()?;
+            clear_failures(&transaction, name, &client)?;
+            record_event(
+                &transaction,
+                &SecurityEvent {
+                    event: "login",
+                    account_id: Some(account.id),
+                    account_name: name,
+                    actor_id: None,
+                    actor_name: None,
+                    remote_addr,
+                    success: true,
+                    detail: None,
+                },
+                now,
+            )?;
+            transaction.commit()?;
             Ok(account)
         }
         found => {
@@ -554,21 +721,38 @@ pub fn login(
                 Some(_) => "wrong password",
                 None => "unknown name",
             };
-            event(account.as_ref(), "login", false, Some(detail))?;
-            if counted_failures(connection, name, now)? >= MAX_FAILED_LOGINS {
-                event(account.as_ref(), "lockout", false, Some("5 failed logins"))?;
-                let until = timestamp(now + Duration::minutes(LOCKOUT_WINDOW_MINUTES));
-                return Err(LoginError::Locked { until });
+            // One transaction: two failures of one name at once (from two addresses) count
+            // in one row.
+            let transaction = connection.unchecked_transaction()?;
+            count_event(
+                &transaction,
+                "login",
+                account_id,
+                name,
+                remote_addr,
+                detail,
+                now,
+            )?;
+            let locked = count_failure(&transaction, account_id, name, &client, remote_addr, now)?;
+            transaction.commit()?;
+            match locked {
+                Some(until) => Err(LoginError::Locked { until }),
+                None => Err(LoginError::Invalid),
             }
-            Err(LoginError::Invalid)
         }
     }
 }
 
+/// When `account`'s temporary password expired, if it is temporary and expired at `now`.
+pub fn temporary_password_expired(account: &Account, now: DateTime<Utc>) -> Option<String> {
+    let expires_at = account.password_expires_at.as_deref()?;
+    let expiry = DateTime::parse_from_rfc3339(expires_at)
+        .ok()?
+        .with_timezone(&Utc);
+    (account.password_change_required && expiry <= now).then(|| expires_at.to_owned())
+}
+
 /// The account a session names, if it may still act: it exists and is not disabled.
-pub fn active_account(
-    connection: &Connection,
-    id: i64,
-) -> Result<Option<Account>, rusqlite::Error> {
+pub fn active_account(connection: &Connection, id: i64) -> Result<Option<Account>, DbError> {
     Ok(account_by_id(connection, id)?.filter(|account| !account.disabled))
 }

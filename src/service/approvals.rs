@@ -7,9 +7,10 @@
 //! parameter, as for logins.
 
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::accounts::{password_matches, record_event, timestamp, SecurityEvent};
+use super::accounts::{
+    account_by_id, password_matches, record_event, role_grant_at, timestamp, SecurityEvent,
+};
 use crate::{
     domain::{
         account::{Account, Role},
@@ -17,13 +18,12 @@ use crate::{
         ids::RevisionId,
         revision::{RevisionStatus, SignatureView},
     },
-    evidence::{
-        approval::{ApprovalRecord, Decision, Signature, SignatureMeaning, Signer},
-        revision_lifecycle::RevisionLifecycleRecord,
-    },
+    evidence::approval::{ApprovalRecord, Decision, Signature, SignatureMeaning, Signer},
     store::{
+        db::{Connection, DbError, TransactionBehavior},
         ledger::append_evidence,
         repository::{get_revision, Revision},
+        signatures,
     },
 };
 
@@ -56,6 +56,12 @@ pub enum SignError {
     /// Only reviewers sign.
     #[error("only an account with the reviewer role signs revisions")]
     NotReviewer,
+    /// Separation of duties: an account that manages accounts does not sign.
+    #[error("separation of duties: an account with the admin role cannot sign (it manages accounts); sign with a reviewer account that is not an admin")]
+    AdminCannotSign,
+    /// The password in force was set by an administrator.
+    #[error("your password was set by an administrator: choose your own on the Change password page before you sign")]
+    PasswordNotOwn,
     /// Four eyes: the author does not sign their own revision.
     #[error("you made this revision: a second person must sign it")]
     OwnRevision,
@@ -86,8 +92,8 @@ pub enum SignError {
         /// Until when.
         until: String,
     },
-    /// The latest reproduction of the retained result failed.
-    #[error("the latest reproduction of this revision failed: it cannot be approved (changes can be requested)")]
+    /// A reproduction of the retained result failed (the rule the bundle validator applies).
+    #[error("a reproduction of this revision failed: it cannot be approved, since its evidence bundle could not pass (changes can be requested)")]
     ReproductionFailed,
     /// The evidence moved on since the page was read.
     #[error("the revision's evidence changed since you opened the page: read it again, then sign")]
@@ -97,8 +103,8 @@ pub enum SignError {
     Database(String),
 }
 
-impl From<rusqlite::Error> for SignError {
-    fn from(error: rusqlite::Error) -> Self {
+impl From<DbError> for SignError {
+    fn from(error: DbError) -> Self {
         Self::Database(error.to_string())
     }
 }
@@ -112,24 +118,7 @@ pub struct Signed {
     pub revision: Revision,
 }
 
-/// Who created revision `id`, as its creation record names them: the account id (none for
-/// revisions made on the command line) and the account or operating-system user name.
-pub fn author_of(
-    connection: &Connection,
-    id: &RevisionId,
-) -> Result<Option<(Option<i64>, String)>, rusqlite::Error> {
-    connection
-        .query_row(
-            "SELECT json_extract(record, '$.actor.account_id'),
-                    json_extract(record, '$.actor.account_name')
-             FROM evidence_ledger
-             WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1
-               AND json_extract(record, '$.event') = 'created'",
-            [id.as_str()],
-            |row| Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, String>(1)?)),
-        )
-        .optional()
-}
+pub use crate::store::signatures::author_of;
 
 /// Four eyes: whether `signer` is the one who created a revision made by `author` (the same
 /// account, or, for a revision made on the command line, an account of the same name as the
@@ -138,37 +127,15 @@ pub fn is_author(signer: &Account, author: &(Option<i64>, String)) -> bool {
     author.0 == Some(signer.id) || author.1.eq_ignore_ascii_case(&signer.name)
 }
 
-/// The outcome of the latest reproduction of revision `id`, if any.
-fn latest_reproduction(
-    connection: &Connection,
-    id: &RevisionId,
-) -> Result<Option<String>, rusqlite::Error> {
-    connection
-        .query_row(
-            "SELECT json_extract(record, '$.outcome') FROM evidence_ledger
-             WHERE seq = (SELECT max(seq) FROM evidence_ledger
-                          WHERE json_extract(record, '$.revision_id') = ?1
-                            AND kind = 'reproduction')",
-            [id.as_str()],
-            |row| row.get(0),
-        )
-        .optional()
+/// Whether any reproduction of revision `id` failed. One rule with the bundle validator, which
+/// fails a bundle holding any failed reproduction: a revision is approved only if its bundle can
+/// pass. (A reproduction that could not run for reasons of the host records nothing, so a
+/// failed record always means the result did not come out the same.)
+pub fn any_reproduction_failed(connection: &Connection, id: &RevisionId) -> Result<bool, DbError> {
+    signatures::any_reproduction_failed(connection, id)
 }
 
-/// The hash of the latest record about revision `id` (its evidence head).
-pub fn evidence_head(
-    connection: &Connection,
-    id: &RevisionId,
-) -> Result<Option<String>, rusqlite::Error> {
-    connection
-        .query_row(
-            "SELECT record_hash FROM evidence_ledger
-             WHERE json_extract(record, '$.revision_id') = ?1 ORDER BY seq DESC LIMIT 1",
-            [id.as_str()],
-            |row| row.get(0),
-        )
-        .optional()
-}
+pub use crate::store::signatures::evidence_head;
 
 /// Signs `request` as `signer` at `now`. Refusals of the form (meaning, comment) write
 /// nothing; every other outcome is a `signing` security event, and the third wrong password
@@ -203,6 +170,7 @@ pub fn sign(
                 account_id: Some(signer.id),
                 account_name: &signer.name,
                 actor_id: None,
+                actor_name: None,
                 remote_addr,
                 success,
                 detail: Some(&format!("{revision}: {detail}")),
@@ -214,19 +182,32 @@ pub fn sign(
     // are one step, so parallel guesses cannot pass the check before a failure is counted.
     static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // The account as stored now (roles and password origin), not as the session saw it.
+    let signer = &account_by_id(connection, signer.id)?
+        .filter(|account| !account.disabled)
+        .ok_or(SignError::NotReviewer)?;
     if !signer.has(Role::Reviewer) {
         event(connection, "signing", false, "not a reviewer")?;
         return Err(SignError::NotReviewer);
+    }
+    if signer.has(Role::Admin) {
+        event(connection, "signing", false, "an admin account")?;
+        return Err(SignError::AdminCannotSign);
+    }
+    if signer.password_change_required || signer.password_set_by_owner_at.is_none() {
+        event(
+            connection,
+            "signing",
+            false,
+            "password not chosen by its owner",
+        )?;
+        return Err(SignError::PasswordNotOwn);
     }
     if let Some(until) = signing_locked_until(connection, signer.id, now)? {
         event(connection, "signing", false, "locked")?;
         return Err(SignError::Locked { until });
     }
-    let hash: String = connection.query_row(
-        "SELECT password_hash FROM accounts WHERE id = ?1",
-        [signer.id],
-        |row| row.get(0),
-    )?;
+    let hash = signatures::password_hash(connection, signer.id)?;
     if !password_matches(&request.password, &hash) {
         event(connection, "signing", false, "wrong password")?;
         let failures = counted_signing_failures(connection, signer.id, now)?;
@@ -257,7 +238,7 @@ pub fn sign(
             return Err(SignError::OwnRevision);
         }
         if request.decision == Decision::Approved
-            && latest_reproduction(&transaction, &current.id)?.as_deref() == Some("failed")
+            && any_reproduction_failed(&transaction, &current.id)?
         {
             return Err(SignError::ReproductionFailed);
         }
@@ -272,6 +253,8 @@ pub fn sign(
             return Err(SignError::HeadMoved);
         }
         let at = timestamp(now);
+        let grant = role_grant_at(&transaction, signer.id, Role::Reviewer, &at)?
+            .ok_or(SignError::NotReviewer)?;
         let approval = append_evidence(
             &transaction,
             ApprovalRecord::new(
@@ -286,6 +269,9 @@ pub fn sign(
                         account_name: signer.name.clone(),
                         printed_name: signer.name.clone(),
                         roles: signer.roles.iter().map(|r| r.as_str().to_owned()).collect(),
+                        password_chosen_at: signer.password_set_by_owner_at.clone(),
+                        reviewer_granted_at: Some(grant.at),
+                        reviewer_granted_by: Some(grant.by),
                     },
                     evidence_head: head,
                 },
@@ -297,23 +283,15 @@ pub fn sign(
         if request.decision == Decision::Approved {
             let spec_hash = Sha256Digest::try_from(current.spec_hash.clone())
                 .map_err(|e| SignError::Database(e.to_string()))?;
-            append_evidence(
+            signatures::approve(
                 &transaction,
-                RevisionLifecycleRecord::approved(
-                    current.id.clone(),
-                    current.version + 1,
-                    spec_hash,
-                    approval_hash,
-                    at,
-                    crate::evidence::actor::Actor::web(signer),
-                ),
+                &current,
+                spec_hash,
+                approval_hash,
+                at,
+                crate::evidence::actor::Actor::web(signer),
             )
             .map_err(|e| SignError::Database(e.to_string()))?;
-            transaction.execute(
-                "UPDATE revisions SET status = 'approved', version = version + 1
-                 WHERE id = ?1 AND version = ?2 AND status = 'verified'",
-                params![current.id, current.version],
-            )?;
         }
         let revision = get_revision(&transaction, &current.id)
             .map_err(|e| SignError::Database(e.to_string()))?
@@ -346,14 +324,9 @@ pub fn signing_locked_until(
     connection: &Connection,
     id: i64,
     now: DateTime<Utc>,
-) -> Result<Option<String>, rusqlite::Error> {
+) -> Result<Option<String>, DbError> {
     let since = timestamp(now - Duration::minutes(SIGNING_LOCK_MINUTES));
-    let last: Option<String> = connection.query_row(
-        "SELECT max(at) FROM security_events
-         WHERE event = 'signing_lockout' AND account_id = ?1 AND at > ?2",
-        params![id, since],
-        |row| row.get(0),
-    )?;
+    let last = signatures::last_signing_lockout_after(connection, id, &since)?;
     Ok(last.and_then(|at| {
         let at = DateTime::parse_from_rfc3339(&at).ok()?.with_timezone(&Utc);
         Some(timestamp(at + Duration::minutes(SIGNING_LOCK_MINUTES)))
@@ -366,19 +339,9 @@ fn counted_signing_failures(
     connection: &Connection,
     id: i64,
     now: DateTime<Utc>,
-) -> Result<usize, rusqlite::Error> {
+) -> Result<usize, DbError> {
     let since = timestamp(now - Duration::minutes(SIGNING_LOCK_MINUTES));
-    connection.query_row(
-        "SELECT count(*) FROM security_events
-         WHERE event = 'signing' AND outcome = 'failure' AND detail LIKE '%: wrong password'
-           AND account_id = ?1 AND at > ?2
-           AND at > coalesce((SELECT max(at) FROM security_events
-                              WHERE account_id = ?1
-                                AND (event = 'signing_lockout'
-                                     OR (event = 'signing' AND outcome = 'success'))), '')",
-        params![id, since],
-        |row| row.get::<_, i64>(0).map(|n| n as usize),
-    )
+    signatures::signing_failures_after(connection, id, &since)
 }
 
 /// An `approval` record as pages show it.
@@ -393,6 +356,9 @@ pub fn signature_view(record: &serde_json::Value) -> Option<SignatureView> {
         comment: text(&record["comment"]),
         revision_version: record["revision_version"].as_i64()?,
         record_hash: text(&record["record_hash"])?,
+        password_chosen_at: text(&record["signer"]["password_chosen_at"]),
+        reviewer_granted_at: text(&record["signer"]["reviewer_granted_at"]),
+        reviewer_granted_by: text(&record["signer"]["reviewer_granted_by"]),
     })
 }
 
@@ -400,19 +366,26 @@ pub fn signature_view(record: &serde_json::Value) -> Option<SignatureView> {
 pub fn signatures_of(
     connection: &Connection,
     id: &RevisionId,
-) -> Result<Vec<SignatureView>, rusqlite::Error> {
-    let mut statement = connection.prepare(
-        "SELECT record FROM evidence_ledger
-         WHERE json_extract(record, '$.revision_id') = ?1 AND kind = 'approval' ORDER BY seq",
-    )?;
-    let rows = statement.query_map([id.as_str()], |row| row.get::<_, Vec<u8>>(0))?;
+) -> Result<Vec<SignatureView>, DbError> {
     let mut views = Vec::new();
-    for bytes in rows {
-        if let Some(view) = serde_json::from_slice(&bytes?)
+    for bytes in signatures::approval_records(connection, id)? {
+        if let Some(mut view) = serde_json::from_slice(&bytes)
             .ok()
             .as_ref()
             .and_then(signature_view)
         {
+            // Records older than approval-v2 do not carry the grant: the role history does.
+            if view.reviewer_granted_at.is_none() {
+                let signer = signatures::account_id_named(connection, &view.account_name)?;
+                if let Some(grant) = signer
+                    .map(|id| role_grant_at(connection, id, Role::Reviewer, &view.signed_at))
+                    .transpose()?
+                    .flatten()
+                {
+                    view.reviewer_granted_at = Some(grant.at);
+                    view.reviewer_granted_by = Some(grant.by);
+                }
+            }
             views.push(view);
         }
     }

@@ -8,90 +8,21 @@
 
 use std::io::{Cursor, Write};
 
-use serde::{Deserialize, Serialize};
-
 use super::installation_key::InstallationKey;
 use crate::{
     domain::{digest::Sha256Digest, ids::RevisionId},
     evidence::{dsse::MANIFEST_PAYLOAD_TYPE, schemas::ALL_SCHEMAS},
-    provenance::SourceProvenance,
-    store::{ledger::records_about, objects::ObjectStore},
+    store::{
+        db::{Connection, DbError},
+        ledger::{last_record_hash, records_about},
+        objects::ObjectStore,
+        repository::revision_exists,
+    },
 };
 
-/// The bundle format this build writes.
-pub const BUNDLE_FORMAT: &str = "adamviz-evidence-bundle-v1";
-
-/// One record in the manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ManifestRecord {
-    /// Its path in the archive.
-    pub path: String,
-    /// Its kind.
-    pub kind: String,
-    /// Its self-hash.
-    pub record_hash: String,
-    /// Its position in the ledger.
-    pub ledger_seq: i64,
-}
-
-/// One file in the manifest (artifact or schema).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ManifestFile {
-    /// Its path in the archive.
-    pub path: String,
-    /// SHA-256 of its bytes.
-    pub sha256: String,
-    /// Bytes.
-    pub size: u64,
-}
-
-/// One schema in the manifest, with its identity constants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ManifestSchema {
-    /// Its path in the archive.
-    pub path: String,
-    /// SHA-256 of the raw file.
-    pub raw_sha256: String,
-    /// SHA-256 of its canonical JSON.
-    pub canonical_sha256: String,
-}
-
-/// The signing key, as the manifest names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ManifestKey {
-    /// Ed25519 public key, hex.
-    pub public_key: String,
-    /// `sha256:` and the SHA-256 of the public key.
-    pub fingerprint: String,
-}
-
-/// `manifest.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Manifest {
-    /// [`BUNDLE_FORMAT`].
-    pub format: String,
-    /// The revision.
-    pub revision_id: String,
-    /// Its records in ledger order.
-    pub records: Vec<ManifestRecord>,
-    /// Its artifacts.
-    pub artifacts: Vec<ManifestFile>,
-    /// The JSON Schemas.
-    pub schemas: Vec<ManifestSchema>,
-    /// The ledger's last record hash at export.
-    pub ledger_head: String,
-    /// The source of the exporting build.
-    pub exported_by: SourceProvenance,
-    /// The exporting build's version.
-    pub adamviz_version: String,
-    /// The key that signs `manifest.dsse.json`.
-    pub signing_key: ManifestKey,
-}
+pub use adamviz_evidence::bundle_format::{
+    Manifest, ManifestFile, ManifestKey, ManifestRecord, ManifestSchema, BUNDLE_FORMAT,
+};
 
 /// Why a bundle cannot be exported.
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +35,7 @@ pub enum ExportError {
     NotVerified(RevisionId),
     /// The database.
     #[error("the database: {0}")]
-    Database(#[from] rusqlite::Error),
+    Database(#[from] DbError),
     /// An artifact could not be read back intact.
     #[error("artifact {name}: {detail}")]
     Artifact {
@@ -138,9 +69,15 @@ that made it:
   artifacts/           script.R, snapshot.csv, statistics.json, plot.png, environment.json
   schemas/             the JSON Schemas (Draft 2020-12) the records follow
 
-Check it (offline; exit 0 PASS, 5 FAIL, 2 bad invocation):
+Check it (offline), with the installation's public key obtained out of band (not from this
+bundle, not from the server alone):
 
-  adamviz evidence validate BUNDLE.zip [--json] [--replay] [--repository PATH] [--trusted-key FILE]
+  adamviz evidence validate BUNDLE.zip --trusted-key FILE [--json] [--replay] [--repository PATH]
+
+Exit 0 PASS: every check holds and the manifest is signed by the key in FILE. Exit 3
+CONSISTENT, ORIGIN NOT PROVEN: every check holds but no --trusted-key was given (anyone can make
+a bundle that agrees with itself). Exit 5 FAIL. Exit 2: a bad invocation, or an archive refused
+before any check (unreadable, unsafe entry names, more than 10,000 entries or 2 GiB inflated).
 
 Redraw the plot yourself (R with ggplot2, patchwork, jsonlite):
 
@@ -204,22 +141,62 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// The bundle of revision `id` as zip bytes.
+/// What a revision's bundle is made of that the database holds: its records in ledger order
+/// and the ledger head. Read in one short step ([`read_bundle_inputs`]), so that reading the
+/// artifacts back, hashing them and writing the archive ([`build_bundle`]) hold no database
+/// connection: downloads never starve the pool the rest of the server needs.
+#[derive(Debug, Clone)]
+pub struct BundleInputs {
+    /// The revision.
+    pub id: RevisionId,
+    /// Its records, in ledger order (the last `artifact_bundle` among them names the artifacts).
+    pub records: Vec<crate::store::ledger::StoredRecord>,
+    /// The ledger's last record hash when they were read.
+    pub ledger_head: String,
+}
+
+/// Reads what the bundle of revision `id` needs from the database (no artifact, no hashing).
+pub fn read_bundle_inputs(
+    connection: &Connection,
+    id: &RevisionId,
+) -> Result<BundleInputs, ExportError> {
+    if !revision_exists(connection, id)? {
+        return Err(ExportError::NoRevision(id.clone()));
+    }
+    let records = records_about(connection, id)?;
+    if !records.iter().any(|r| r.kind == "artifact_bundle") {
+        return Err(ExportError::NotVerified(id.clone()));
+    }
+    let ledger_head = last_record_hash(connection)?.ok_or(DbError::QueryReturnedNoRows)?;
+    Ok(BundleInputs {
+        id: id.clone(),
+        records,
+        ledger_head,
+    })
+}
+
+/// The bundle of revision `id` as zip bytes ([`read_bundle_inputs`], then [`build_bundle`]).
 pub fn export_bundle(
-    connection: &rusqlite::Connection,
+    connection: &Connection,
     objects: &ObjectStore,
     key: &InstallationKey,
     id: &RevisionId,
 ) -> Result<Vec<u8>, ExportError> {
-    let exists: bool = connection.query_row(
-        "SELECT EXISTS (SELECT 1 FROM revisions WHERE id = ?1)",
-        [id.as_str()],
-        |row| row.get(0),
-    )?;
-    if !exists {
-        return Err(ExportError::NoRevision(id.clone()));
-    }
-    let records = records_about(connection, id)?;
+    build_bundle(&read_bundle_inputs(connection, id)?, objects, key)
+}
+
+/// The bundle as zip bytes from `inputs`: the artifacts read back from `objects` re-hashed, the
+/// manifest signed with `key`. Touches no database.
+pub fn build_bundle(
+    inputs: &BundleInputs,
+    objects: &ObjectStore,
+    key: &InstallationKey,
+) -> Result<Vec<u8>, ExportError> {
+    let BundleInputs {
+        id,
+        records,
+        ledger_head,
+    } = inputs;
     let bundle_record = records
         .iter()
         .rev()
@@ -227,11 +204,6 @@ pub fn export_bundle(
         .ok_or_else(|| ExportError::NotVerified(id.clone()))?;
     let bundle: serde_json::Value = serde_json::from_slice(&bundle_record.record)
         .map_err(|_| ExportError::Record(bundle_record.record_hash.clone()))?;
-    let ledger_head: String = connection.query_row(
-        "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
-        [],
-        |row| row.get(0),
-    )?;
 
     // Entries in their fixed order: records, artifacts, schemas.
     let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
@@ -285,8 +257,8 @@ pub fn export_bundle(
         records: manifest_records,
         artifacts,
         schemas,
-        ledger_head,
-        exported_by: SourceProvenance::of_this_build(),
+        ledger_head: ledger_head.clone(),
+        exported_by: crate::provenance::this_build(),
         adamviz_version: env!("CARGO_PKG_VERSION").to_owned(),
         signing_key: ManifestKey {
             public_key: key.public_hex(),
@@ -299,7 +271,7 @@ pub fn export_bundle(
     let envelope_bytes =
         serde_jcs::to_vec(&envelope).map_err(|e| ExportError::Zip(e.to_string()))?;
     let mut ordered = vec![
-        ("README.txt".to_owned(), readme(&records).into_bytes()),
+        ("README.txt".to_owned(), readme(records).into_bytes()),
         ("manifest.json".to_owned(), manifest_bytes),
         ("manifest.dsse.json".to_owned(), envelope_bytes),
     ];

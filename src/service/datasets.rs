@@ -5,13 +5,12 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
-use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{accounts::timestamp, upload::ReceivedUpload};
 use crate::{
     domain::{
         account::Account,
-        dataset::{DatasetSummary, UploadOutcome},
+        dataset::UploadOutcome,
         digest::Sha256Digest,
         profile::{DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
     },
@@ -21,7 +20,11 @@ use crate::{
         table::{SourceFormat, Table},
         FileReadError,
     },
-    store::objects::ObjectStore,
+    store::{
+        datasets::{insert_dataset, NewDataset},
+        db::{Connection, DbError},
+        objects::ObjectStore,
+    },
 };
 
 /// The file name as stored: its last path component (browsers may send a path), at most 255
@@ -36,46 +39,7 @@ pub fn clean_file_name(given: &str) -> String {
     }
 }
 
-const COLUMNS: &str = "content_hash, file_name, format, classification, row_count, column_count,
-                       dataset_name, size, uploaded_by_name, uploaded_at";
-
-fn summary_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<DatasetSummary> {
-    Ok(DatasetSummary {
-        content_hash: row.get(0)?,
-        file_name: row.get(1)?,
-        format: row.get(2)?,
-        classification: row.get(3)?,
-        rows: row.get::<_, i64>(4)? as u64,
-        columns: row.get::<_, i64>(5)? as u64,
-        dataset_name: row.get(6)?,
-        size: row.get::<_, i64>(7)? as u64,
-        uploaded_by: row.get(8)?,
-        uploaded_at: row.get(9)?,
-    })
-}
-
-/// The dataset with `content_hash` (64 hex digits), if uploaded.
-pub fn dataset(
-    connection: &Connection,
-    content_hash: &str,
-) -> Result<Option<DatasetSummary>, rusqlite::Error> {
-    connection
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM datasets WHERE content_hash = ?1"),
-            [content_hash],
-            summary_from,
-        )
-        .optional()
-}
-
-/// Every dataset, newest first.
-pub fn list_datasets(connection: &Connection) -> Result<Vec<DatasetSummary>, rusqlite::Error> {
-    let mut statement = connection.prepare(&format!(
-        "SELECT {COLUMNS} FROM datasets ORDER BY uploaded_at DESC, content_hash"
-    ))?;
-    let rows = statement.query_map([], summary_from)?;
-    rows.collect()
-}
+pub use crate::store::datasets::{dataset, list_datasets};
 
 /// Records a stored and parsed upload as a dataset, unless these bytes are one already (then
 /// that dataset, with who uploaded it first and when).
@@ -85,35 +49,32 @@ pub fn record_upload(
     file_name: &str,
     uploader: &Account,
     now: DateTime<Utc>,
-) -> Result<UploadOutcome, rusqlite::Error> {
+) -> Result<UploadOutcome, DbError> {
     let table = &received.table;
-    let inserted = connection.execute(
-        "INSERT OR IGNORE INTO datasets
-             (content_hash, file_name, format, classification, row_count, column_count,
-              dataset_name, size, uploaded_by, uploaded_by_name, uploaded_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
-            received.object.digest.to_hex(),
-            clean_file_name(file_name),
-            match table.source_format {
+    let content_hash = received.object.digest.to_hex();
+    let inserted = insert_dataset(
+        connection,
+        &NewDataset {
+            content_hash: &content_hash,
+            file_name: &clean_file_name(file_name),
+            format: match table.source_format {
                 SourceFormat::Csv => "csv",
                 SourceFormat::Xpt => "xpt",
             },
-            received.classification.as_str(),
-            table.row_count as i64,
-            table.columns.len() as i64,
-            table.dataset_name,
-            received.object.size as i64,
-            uploader.id,
-            uploader.name,
-            timestamp(now),
-        ],
+            classification: received.classification.as_str(),
+            rows: table.row_count as u64,
+            columns: table.columns.len() as u64,
+            dataset_name: table.dataset_name.as_deref(),
+            size: received.object.size,
+            uploaded_by: (uploader.id, &uploader.name),
+            uploaded_at: &timestamp(now),
+        },
     )?;
     let dataset = dataset(connection, &received.object.digest.to_hex())?
-        .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+        .ok_or(DbError::QueryReturnedNoRows)?;
     Ok(UploadOutcome {
         dataset,
-        new: inserted == 1,
+        new: inserted,
     })
 }
 

@@ -6,7 +6,7 @@
 
 use crate::{
     domain::{
-        confirmation::{apply_answer, AllowedAnswers, AnswerError, ConfirmationQuestion},
+        confirmation::{AllowedAnswers, AnswerError, ConfirmationQuestion},
         digest::Sha256Digest,
         draft::{DraftAnswers, FieldError, FilterColumn, Preview, PreviewCell, PREVIEW_POINT_CAP},
         matcher::{MatchError, MatchNote},
@@ -21,6 +21,7 @@ use crate::{
         snapshot::take_snapshot,
         table::Table,
     },
+    question::confirmation::apply_answer,
     verify::independent_statistics::records_by_cell,
 };
 

@@ -127,8 +127,8 @@ pub enum ServiceError {
     MissingOutput(&'static str),
 }
 
-impl From<rusqlite::Error> for ServiceError {
-    fn from(error: rusqlite::Error) -> Self {
+impl From<crate::store::db::DbError> for ServiceError {
+    fn from(error: crate::store::db::DbError) -> Self {
         Self::Database(DatabaseError::Sqlite(error))
     }
 }
@@ -322,6 +322,7 @@ impl ExecutionService {
                             image,
                             utc_now(),
                             actor.clone(),
+                            crate::provenance::this_build(),
                         );
                         Some(*append_evidence(&transaction, request)?.record_hash())
                     };
@@ -360,11 +361,10 @@ impl ExecutionService {
         let (bytes, previous): (Vec<u8>, String) = self
             .database
             .call(move |connection| {
-                Ok::<_, ServiceError>(connection.query_row(
-                    "SELECT record, previous_hash FROM evidence_ledger
-                     WHERE record_hash = ?1 AND kind = ?2",
-                    rusqlite::params![hash, ExecutionRequest::KIND],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
+                Ok::<_, ServiceError>(crate::store::ledger::record_by_hash(
+                    connection,
+                    &hash,
+                    ExecutionRequest::KIND,
                 )?)
             })
             .await?;
@@ -802,7 +802,7 @@ impl Completion {
 /// In `transaction`: accepts the bundle, ends the attempt as succeeded, promotes the revision
 /// and appends its `revision_context`; returns the context's hash.
 fn complete_with_context(
-    transaction: &rusqlite::Transaction<'_>,
+    transaction: &crate::store::db::Transaction<'_>,
     objects: &ObjectStore,
     revision_id: &RevisionId,
     attempt_id: &AttemptId,
@@ -835,6 +835,7 @@ fn complete_with_context(
             verification_hash,
             bundle_hash: completed.bundle_hash,
             actor: actor.clone(),
+            adamviz_source: crate::provenance::this_build(),
         },
         utc_now(),
     )?;

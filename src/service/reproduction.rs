@@ -4,7 +4,7 @@
 //! fingerprint the image hash must match too; with another environment the parts that differ
 //! are named. The outcome, good or bad, is a `reproduction` evidence record.
 
-use rusqlite::Connection;
+use crate::store::db::Connection;
 use serde_json::Value;
 
 use super::execution::ExecutionService;
@@ -43,8 +43,8 @@ pub enum ReproduceError {
     /// The stored records or objects cannot be read.
     #[error("{0}")]
     Stored(String),
-    /// R could not run here (no sandbox, R missing, the time limit): nothing was recorded, as
-    /// nothing about the retained result was learnt.
+    /// R could not run here (no sandbox, R missing, killed by a signal, out of memory, the
+    /// time limit): nothing was recorded, as nothing about the retained result was learnt.
     #[error("R could not run the reproduction here ({0}); nothing was recorded: try again when the runner works")]
     NotRun(String),
 }
@@ -153,6 +153,35 @@ fn digest_at(value: &Value, path: &[&str]) -> Result<Sha256Digest, ReproduceErro
     })
 }
 
+/// What R prints before it stops with a non-zero status when this host's memory runs out
+/// (RLIMIT_AS, or the machine's): "cannot allocate vector of size …", "cannot allocate memory
+/// block of size …", "vector memory exhausted (limit reached?)", and, when the stack cannot
+/// grow within the address space, "segfault from C stack overflow" or "C stack usage … is too
+/// close to the limit".
+const OUT_OF_MEMORY: [&str; 3] = ["cannot allocate", "memory exhausted", "C stack"];
+
+/// Why `result` failed for reasons of this host rather than of the retained result, if it did:
+/// the sandbox or R unavailable, the time limit, a signal (the kernel's OOM killer, a CPU or
+/// file-size limit, a crash), or R out of memory. The script and snapshot are the retained,
+/// re-hashed ones, so none of these says anything about them.
+fn host_failure(result: &crate::runner::RunResult) -> Option<String> {
+    match result.failure.as_ref()? {
+        failure @ (RunFailure::Setup { .. }
+        | RunFailure::Spawn { .. }
+        | RunFailure::IsolationUnavailable { .. }
+        | RunFailure::TimedOut { .. }
+        | RunFailure::Signalled { .. }) => Some(failure.to_string()),
+        failure @ RunFailure::Exited { .. }
+            if OUT_OF_MEMORY
+                .iter()
+                .any(|words| result.stderr.text.contains(words)) =>
+        {
+            Some(format!("{failure}: out of memory"))
+        }
+        _ => None,
+    }
+}
+
 /// Reproduces revision `id` with the execution service's runner and store, and records the
 /// outcome as `actor`.
 pub async fn reproduce(
@@ -204,15 +233,9 @@ pub async fn reproduce(
             let result = execution.runner().run(request).await;
             // A run that could not happen says nothing about the retained result: it is an
             // error, not a failed reproduction (the ledger is append-only, and a `failed`
-            // record fails the revision's bundle for good).
-            if let Some(
-                failure @ (RunFailure::Setup { .. }
-                | RunFailure::Spawn { .. }
-                | RunFailure::IsolationUnavailable { .. }
-                | RunFailure::TimedOut { .. }),
-            ) = &result.failure
-            {
-                return Err(ReproduceError::NotRun(failure.to_string()));
+            // record fails the revision's bundle for good, and blocks its approval).
+            if let Some(reason) = host_failure(&result) {
+                return Err(ReproduceError::NotRun(reason));
             }
             reproduced = ReproducedHashes {
                 analytical_hash: result.analytical_hash,

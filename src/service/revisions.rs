@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension};
-
 use super::{
     datasets::DatasetCache,
     drafts,
@@ -19,7 +17,6 @@ use crate::{
         ids::RevisionId,
         revision::{
             ArtifactView, CheckView, EvidenceView, ReviewState, RevisionDetail, RevisionStatus,
-            RevisionSummary, SigningAttempt,
         },
         statistics::CellStatistics,
     },
@@ -29,55 +26,23 @@ use crate::{
         reproduction::reproduction_view,
     },
     store::{
-        db::Database,
+        db::{Connection, Database, DbError},
         ledger::records_about,
         objects::ObjectStore,
         repository::{get_revision, RevisionStatus as StoredStatus},
+        revision_views::{dataset_of_spec, lineage, revision_summary, signing_attempts},
     },
 };
 
-const SUMMARY_QUERY: &str = "SELECT r.id, r.status, r.version, r.created_at, r.spec_hash, s.spec,
-        r.author_name
-     FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash";
-
-fn summary_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<RevisionSummary> {
-    let spec: Vec<u8> = row.get(5)?;
-    let spec: serde_json::Value = serde_json::from_slice(&spec).unwrap_or_default();
-    let status: String = row.get(1)?;
-    Ok(RevisionSummary {
-        id: row.get(0)?,
-        status: RevisionStatus::parse(&status).unwrap_or(RevisionStatus::Draft),
-        version: row.get(2)?,
-        created_at: row.get(3)?,
-        spec_hash: row.get(4)?,
-        question: spec["question"].as_str().unwrap_or_default().to_owned(),
-        title: spec["title"].as_str().unwrap_or_default().to_owned(),
-        author: row
-            .get::<_, Option<String>>(6)?
-            .unwrap_or_else(|| "unknown".to_owned()),
-    })
-}
-
-/// Every revision, newest first.
-pub fn list_revisions(connection: &Connection) -> rusqlite::Result<Vec<RevisionSummary>> {
-    let mut statement =
-        connection.prepare(&format!("{SUMMARY_QUERY} ORDER BY r.created_at DESC, r.id"))?;
-    let rows = statement.query_map([], summary_from)?;
-    rows.collect()
-}
-
-fn revision_summary(
+/// Revision `id` as stored, if it exists (the run-status stream, the Revise form's parent).
+pub fn find_revision(
     connection: &Connection,
     id: &RevisionId,
-) -> rusqlite::Result<Option<RevisionSummary>> {
-    connection
-        .query_row(
-            &format!("{SUMMARY_QUERY} WHERE r.id = ?1"),
-            [id.as_str()],
-            summary_from,
-        )
-        .optional()
+) -> Result<Option<crate::store::repository::Revision>, crate::store::repository::RepositoryError> {
+    crate::store::repository::get_revision(connection, id)
 }
+
+pub use crate::store::revision_views::list_revisions;
 
 /// What the revision page reads from.
 #[derive(Clone)]
@@ -102,7 +67,7 @@ pub async fn revision_detail(
     let key = id.clone();
     let viewer_id = viewer.id;
     let found = on_database(&sources.database, move |connection| {
-        let error = |e: rusqlite::Error| e.to_string();
+        let error = |e: DbError| e.to_string();
         let revision = get_revision(connection, &key).map_err(|e| e.to_string())?;
         let summary = revision_summary(connection, &key).map_err(error)?;
         let records = records_about(connection, &key).map_err(error)?;
@@ -234,13 +199,7 @@ pub async fn revision_detail(
         dataset_hash: {
             let spec_hash = summary.spec_hash.clone();
             on_database(&sources.database, move |connection| {
-                connection
-                    .query_row(
-                        "SELECT content_hash FROM specs WHERE spec_hash = ?1",
-                        [spec_hash],
-                        |row| row.get::<_, String>(0),
-                    )
-                    .map_err(|e| e.to_string())
+                dataset_of_spec(connection, &spec_hash).map_err(|e| e.to_string())
             })
             .await?
         },
@@ -266,50 +225,6 @@ pub async fn revision_detail(
     }))
 }
 
-/// The security log's signing attempts on revision `id`, oldest first.
-fn signing_attempts(
-    connection: &Connection,
-    id: &RevisionId,
-) -> rusqlite::Result<Vec<SigningAttempt>> {
-    let prefix = format!("{id}: ");
-    let mut statement = connection.prepare(
-        "SELECT at, account_name, outcome, detail FROM security_events
-         WHERE event IN ('signing', 'signing_lockout') AND substr(detail, 1, ?2) = ?1
-         ORDER BY seq",
-    )?;
-    let rows = statement.query_map(rusqlite::params![prefix, prefix.len() as i64], |row| {
-        let detail: String = row.get(3)?;
-        Ok(SigningAttempt {
-            at: row.get(0)?,
-            account: row.get(1)?,
-            outcome: row.get(2)?,
-            detail: detail[prefix.len()..].to_owned(),
-        })
-    })?;
-    rows.collect()
-}
-
-/// The revision `id` revises, and the revisions that revise it (oldest first).
-fn lineage(
-    connection: &Connection,
-    id: &RevisionId,
-) -> rusqlite::Result<(Option<String>, Vec<String>)> {
-    let parent = connection
-        .query_row(
-            "SELECT parent_id FROM revisions WHERE id = ?1",
-            [id.as_str()],
-            |row| row.get::<_, Option<String>>(0),
-        )
-        .optional()?
-        .flatten();
-    let mut statement = connection
-        .prepare("SELECT id FROM revisions WHERE parent_id = ?1 ORDER BY created_at, id")?;
-    let children = statement
-        .query_map([id.as_str()], |row| row.get::<_, String>(0))?
-        .collect::<Result<_, _>>()?;
-    Ok((parent, children))
-}
-
 /// What `viewer` may do about the review of a revision in `status` (`own`: they made it).
 fn review_state(
     viewer: &Account,
@@ -320,7 +235,13 @@ fn review_state(
 ) -> ReviewState {
     let reviewer = viewer.has(Role::Reviewer);
     let retained = matches!(status, RevisionStatus::Verified | RevisionStatus::Approved);
+    let admin = viewer.has(Role::Admin);
     let sign_note = match (reviewer, status) {
+        (true, RevisionStatus::Verified) if admin => Some(
+            "Your account also holds the admin role: an account that manages accounts cannot \
+             sign (separation of duties). Ask an admin to split the roles."
+                .to_owned(),
+        ),
         (true, RevisionStatus::Verified) if own => {
             Some("You made this revision: a second person must sign it.".to_owned())
         }
@@ -333,7 +254,11 @@ fn review_state(
         _ => None,
     };
     ReviewState {
-        can_sign: reviewer && status == RevisionStatus::Verified && !own && locked_until.is_none(),
+        can_sign: reviewer
+            && !admin
+            && status == RevisionStatus::Verified
+            && !own
+            && locked_until.is_none(),
         sign_note,
         can_reproduce: retained && viewer.has_any(&[Role::Author, Role::Reviewer]),
         evidence_head,

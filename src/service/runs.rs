@@ -235,7 +235,7 @@ pub async fn start_run(
 /// Runs `work` on a pooled connection off the async executor; every error becomes its text.
 pub async fn on_database<T: Send + 'static>(
     database: &Database,
-    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, String> + Send + 'static,
+    work: impl FnOnce(&mut crate::store::db::Connection) -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
     database
         .call(move |connection| Ok::<_, anyhow::Error>(work(connection)))

@@ -1,6 +1,6 @@
 //! The Evidence section, for the auditor: the revisions that have evidence bundles (Approved,
 //! then Verified, newest first) with their signer and a download each, and how to check a
-//! bundle offline against this installation's signing key.
+//! bundle offline against this installation's signing key, obtained out of band.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -83,14 +83,25 @@ pub fn EvidencePage() -> impl IntoView {
             <h1>"Evidence"</h1>
             <p class="purpose">"Every Verified or Approved revision has an evidence bundle: its records, artifacts, schemas and a manifest signed by this installation's key, to download and check offline."</p>
             <h2>"Checking a bundle"</h2>
-            <p>"With the adamviz binary, no server and no database:"</p>
+            <p>
+                "A bundle that checks out without a trusted key proves only that it agrees with itself: anyone can make such a bundle and sign it with a key of their own. "
+                "Only its signature under this installation's public key proves where it came from. Get that key out of band, not from the bundle and not from this server alone: "
+                "ask the installation's administrator, who runs " <code>"adamviz key show"</code> " on the server, for the public key, and compare its fingerprint through a second channel (a signed document, a call)."
+            </p>
+            <p>"Save the key (64 hex digits, or what " <code>"adamviz key show"</code> " prints) as " <code>"installation-key.pub"</code> ", then, with the adamviz binary, no server and no database:"</p>
             <pre tabindex="0"><code>"adamviz evidence validate evidence-rev-….zip --trusted-key installation-key.pub [--replay] [--repository PATH]"</code></pre>
+            <p>
+                "Exit 0 is PASS: every check holds and the manifest is signed by the key you trusted. "
+                "Exit 3 is CONSISTENT, ORIGIN NOT PROVEN: every check holds but no " <code>"--trusted-key"</code> " was given. "
+                "Exit 5 is FAIL; exit 2 a bad invocation or an archive refused before any check. The report names every failure with its code and path. "
+                <code>"--replay"</code> " re-runs, in the sandbox, the script the validator compiles itself from the bundle's spec, never the bundle's own script."
+            </p>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     info.await.ok().and_then(|i| i.key_fingerprint).map(|fingerprint| view! {
                         <p>
                             "This installation signs bundles with the key " <code>{fingerprint}</code>
-                            " (" <code>"adamviz key show"</code> " on the server prints the public key to pin with " <code>"--trusted-key"</code> "). Exit 0 is PASS, 5 FAIL; the report names every failure with its code and path."
+                            ". This page comes from the server whose bundles you are checking, so it is one channel only: compare the fingerprint with the one you obtained out of band; the report's check 12 prints the fingerprint it verified."
                         </p>
                     })
                 })}

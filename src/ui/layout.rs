@@ -36,7 +36,15 @@ pub fn Layout(children: Children) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
     let account = use_account();
-    let installation = Resource::new(|| (), |_| crate::api::meta::installation());
+    // Only for a logged-in account (the server refuses anyone else): on the login page the
+    // footer names no build and no key.
+    let installation = Resource::new(
+        || (),
+        move |_| async move {
+            account.await?;
+            crate::api::meta::installation().await.ok()
+        },
+    );
 
     view! {
         <div id="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
@@ -81,7 +89,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                 " · governed clinical-trial plots · data classification: synthetic or de-identified only"
                 <Transition fallback=|| ()>
                     {move || Suspend::new(async move {
-                        installation.await.ok().map(|info| {
+                        installation.await.map(|info| {
                             let commit: String = info.source_commit.chars().take(12).collect();
                             view! {
                                 <p class="installation">

@@ -66,11 +66,30 @@ fn signature_line(signature: &SignatureView) -> impl IntoView {
     } else {
         format!("{} ({})", signature.printed_name, signature.account_name)
     };
+    // Under what authority, and with whose password: the reviewer role's grant and when the
+    // signer last chose their own password.
+    let role = match (
+        &signature.reviewer_granted_at,
+        &signature.reviewer_granted_by,
+    ) {
+        (Some(at), Some(by)) => format!("reviewer role granted on {} by {by}", utc_time(at)),
+        _ => "reviewer role: no grant on record".to_owned(),
+    };
+    let password = match &signature.password_chosen_at {
+        Some(at) => format!("password last chosen by the signer on {}", utc_time(at)),
+        None => {
+            "when the signer chose the password is not recorded (signed before adamviz recorded it)"
+                .to_owned()
+        }
+    };
+    let authority = format!("{role}; {password}");
     match signature.meaning.clone() {
         Some(meaning) => view! {
             <li class="signature approved">
                 <strong>"Approved"</strong>
                 {format!(" — signed by {who} on {when}; meaning: {meaning}; version {} signed", signature.revision_version)}
+                <br />
+                <span class="signature-authority">{authority}</span>
             </li>
         }
         .into_any(),
@@ -78,6 +97,8 @@ fn signature_line(signature: &SignatureView) -> impl IntoView {
             <li class="signature changes">
                 <strong>"Changes requested"</strong>
                 {format!(" — by {who} on {when}: {}", signature.comment.clone().unwrap_or_default())}
+                <br />
+                <span class="signature-authority">{authority}</span>
             </li>
         }
         .into_any(),

@@ -114,6 +114,9 @@ pub fn server_with(max_concurrent: usize, rscript: Option<&str>) -> Server {
         roles: vec![Role::Author],
         disabled: false,
         created_at: "2026-12-04T00:00:00Z".to_owned(),
+        password_change_required: false,
+        password_expires_at: None,
+        password_set_by_owner_at: Some("2026-12-04T00:00:00Z".to_owned()),
     };
     Server {
         run: RunContext {

@@ -30,7 +30,9 @@ fn account_error(error: crate::service::accounts::AccountError) -> AppError {
         AccountError::InvalidName { .. } => AppError::invalid("name", error.to_string()),
         AccountError::NameTaken(_) => AppError::Conflict(error.to_string()),
         AccountError::WeakPassword(message) => AppError::invalid("password", message),
-        AccountError::NoRole => AppError::invalid("roles", error.to_string()),
+        AccountError::NoRole | AccountError::Duties(_) => {
+            AppError::invalid("roles", error.to_string())
+        }
         AccountError::LastAdmin(_) => AppError::Conflict(error.to_string()),
         AccountError::NoSuchAccount(name) => AppError::NotFound(format!("account {name:?}")),
         AccountError::Hash(error) => crate::api::boundary::internal(error),
@@ -53,7 +55,35 @@ pub async fn list_accounts() -> Result<Vec<Account>, AppError> {
     .await
 }
 
-/// Creates an account with the roles ticked.
+/// Sets a temporary password for an account (a reset): its owner must choose their own at the
+/// next login, it expires after the configured time, and every session of the account ends.
+#[server(prefix = "/api", endpoint = "admin/set-password")]
+pub async fn set_temporary_password(name: String, password: String) -> Result<Account, AppError> {
+    use crate::{api::boundary::*, service::accounts};
+    boundary(async move {
+        let actor = require(&[Role::Admin]).await?;
+        let context = context()?;
+        let remote = remote_addr().await;
+        let hours = context.temporary_password_hours;
+        with_database(&context, move |connection| {
+            let now = accounts::now();
+            accounts::set_password(
+                connection,
+                name.trim(),
+                &password,
+                accounts::PasswordOrigin::temporary_for(now, hours),
+                &accounts::Operator::account(&actor),
+                remote.as_deref(),
+                now,
+            )
+            .map_err(account_error)
+        })
+        .await
+    })
+    .await
+}
+
+/// Creates an account with the roles ticked and a temporary password.
 #[server(prefix = "/api", endpoint = "admin/create-account")]
 pub async fn create_account(
     name: String,
@@ -68,15 +98,18 @@ pub async fn create_account(
         let context = context()?;
         let remote = remote_addr().await;
         let roles = ticked_roles(author, reviewer, admin);
+        let hours = context.temporary_password_hours;
         with_database(&context, move |connection| {
+            let now = accounts::now();
             accounts::create_account(
                 connection,
                 name.trim(),
                 &password,
                 &roles,
-                Some(actor.id),
+                accounts::PasswordOrigin::temporary_for(now, hours),
+                &accounts::Operator::account(&actor),
                 remote.as_deref(),
-                accounts::now(),
+                now,
             )
             .map_err(account_error)
         })
@@ -104,7 +137,7 @@ pub async fn set_roles(
                 connection,
                 &name,
                 &roles,
-                Some(actor.id),
+                &accounts::Operator::account(&actor),
                 remote.as_deref(),
                 accounts::now(),
             )
@@ -133,7 +166,7 @@ pub async fn disable_account(name: String) -> Result<Account, AppError> {
             accounts::disable_account(
                 connection,
                 &name,
-                Some(actor.id),
+                &accounts::Operator::account(&actor),
                 remote.as_deref(),
                 accounts::now(),
             )

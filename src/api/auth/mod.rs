@@ -24,8 +24,9 @@ pub fn safe_next(next: Option<&str>) -> String {
 }
 
 /// Logs in: a new session id (no fixation), the account and the login time in the session,
-/// then back to `next`. A failure says only that the name or password is wrong, or that the
-/// name is locked.
+/// then back to `next`. A failure says only that the name or password is wrong, that the name
+/// is locked for this address, or that this address (or the server) has too many logins going
+/// (429, with `Retry-After`).
 #[server(prefix = "/api", endpoint = "auth/login")]
 pub async fn login(name: String, password: String, next: Option<String>) -> Result<(), AppError> {
     use crate::{
@@ -39,30 +40,74 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Resu
         if name.trim().is_empty() {
             return Err(AppError::invalid("name", "enter your account name"));
         }
-        // Logins queue here, before taking a database connection: the service checks them one
-        // at a time, and waiting logins must not hold the connections other requests need.
-        static QUEUE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-        let _turn = QUEUE.lock().await;
+        // Admitted, or refused at once (429): per address, and a bound on the passwords the
+        // server checks at once, taken before a database connection is. The ticket goes with
+        // the check onto its thread, so a client that hangs up does not free its place while
+        // the hash still runs.
+        let limiter = use_context::<std::sync::Arc<accounts::login_limits::LoginLimiter>>()
+            .unwrap_or_else(default_limiter);
+        let client = accounts::login_limits::client_key(remote.as_deref());
+        let ticket = limiter
+            .admit(&client, std::time::Instant::now())
+            .map_err(|refused| {
+                retry_after(refused.retry_after_seconds());
+                AppError::Locked(refused.to_string())
+            })?;
         let account = with_database(&context, move |connection| {
-            accounts::login(
+            let result = accounts::login(
                 connection,
                 name.trim(),
                 &password,
                 remote.as_deref(),
                 accounts::now(),
-            )
-            .map_err(|error| match error {
+            );
+            if result.is_ok() {
+                ticket.succeeded();
+            }
+            drop(ticket);
+            result.map_err(|error| match error {
                 LoginError::Invalid => AppError::invalid("password", error.to_string()),
                 LoginError::Locked { .. } => AppError::Locked(error.to_string()),
+                LoginError::TemporaryPasswordExpired { .. } => {
+                    AppError::invalid("password", error.to_string())
+                }
                 LoginError::Database(error) => internal(error),
             })
         })
         .await?;
         establish(&session, account.id).await?;
-        leptos_axum::redirect(&safe_next(next.as_deref()));
+        // A password someone else set opens only the change form: go there at once (the page
+        // guard would send a full page load there too, but the browser follows this redirect
+        // without one).
+        if account.password_change_required {
+            leptos_axum::redirect("/account/password?required=1");
+        } else {
+            leptos_axum::redirect(&safe_next(next.as_deref()));
+        }
         Ok(())
     })
     .await
+}
+
+/// The limiter of a server that provided none (one per process).
+#[cfg(feature = "ssr")]
+fn default_limiter() -> std::sync::Arc<crate::service::accounts::login_limits::LoginLimiter> {
+    use crate::service::accounts::login_limits::{LoginLimiter, LoginLimits};
+    static DEFAULT: std::sync::OnceLock<std::sync::Arc<LoginLimiter>> = std::sync::OnceLock::new();
+    DEFAULT
+        .get_or_init(|| LoginLimiter::new(LoginLimits::default()))
+        .clone()
+}
+
+/// Tells the client when to try again (`Retry-After`, seconds).
+#[cfg(feature = "ssr")]
+fn retry_after(seconds: u64) {
+    if let Some(options) = use_context::<leptos_axum::ResponseOptions>() {
+        options.insert_header(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from(seconds),
+        );
+    }
 }
 
 /// Puts `account_id` into a session under a new id.
@@ -86,7 +131,7 @@ pub async fn logout() -> Result<(), AppError> {
     boundary(async move {
         let context = context()?;
         let session = session().await?;
-        let account = signed_in(&session, &context).await?;
+        let account = signed_in_allowing_password_change(&session, &context).await?;
         let remote = remote_addr().await;
         session.flush().await.map_err(internal)?;
         with_database(&context, move |connection| {
@@ -97,6 +142,7 @@ pub async fn logout() -> Result<(), AppError> {
                     account_id: Some(account.id),
                     account_name: &account.name,
                     actor_id: None,
+                    actor_name: None,
                     remote_addr: remote.as_deref(),
                     success: true,
                     detail: None,
@@ -112,16 +158,72 @@ pub async fn logout() -> Result<(), AppError> {
     .await
 }
 
-/// The logged-in account, or `None`.
+/// The logged-in account, or `None`. It answers while the account must still replace a
+/// temporary password (saying so), so that the page can lead there.
 #[server(prefix = "/api", endpoint = "auth/whoami")]
 pub async fn whoami() -> Result<Option<Account>, AppError> {
     use crate::api::boundary::*;
     boundary(async move {
-        match current_account().await {
+        let context = context()?;
+        match signed_in_allowing_password_change(&session().await?, &context).await {
             Ok(account) => Ok(Some(account)),
             Err(AppError::NotLoggedIn) => Ok(None),
             Err(error) => Err(error),
         }
+    })
+    .await
+}
+
+/// Changes the logged-in account's own password: the current one, the new one twice. A
+/// temporary password (set by an administrator) can only be used for this. Every other session
+/// of the account ends; this one continues under a new id. Then back to `next` (home).
+#[server(prefix = "/api", endpoint = "auth/change-password")]
+pub async fn change_password(
+    current_password: String,
+    new_password: String,
+    new_password_again: String,
+    next: Option<String>,
+) -> Result<(), AppError> {
+    use crate::{
+        api::boundary::*,
+        service::accounts::{self, PasswordChange, PasswordChangeError},
+    };
+    boundary(async move {
+        let context = context()?;
+        let session = session().await?;
+        let account = signed_in_allowing_password_change(&session, &context).await?;
+        let remote = remote_addr().await;
+        // The session that changes the password is the only one of the account that stays
+        // (under a new id, given below once the change is stored).
+        let keep = session.id().map(|id| id.to_string());
+        let change = PasswordChange {
+            current_password,
+            new_password,
+            new_password_again,
+        };
+        with_database(&context, move |connection| {
+            accounts::change_own_password(
+                connection,
+                account.id,
+                &change,
+                keep.as_deref(),
+                remote.as_deref(),
+                accounts::now(),
+            )
+            .map_err(|error| match error {
+                PasswordChangeError::Account(accounts::AccountError::Database(error)) => {
+                    internal(error)
+                }
+                PasswordChangeError::Account(accounts::AccountError::Hash(error)) => {
+                    internal(error)
+                }
+                other => AppError::invalid(other.field(), other.to_string()),
+            })
+        })
+        .await?;
+        session.cycle_id().await.map_err(internal)?;
+        leptos_axum::redirect(&safe_next(next.as_deref()));
+        Ok(())
     })
     .await
 }
@@ -162,7 +264,8 @@ pub async fn setup(
                 &name,
                 &password,
                 &[Role::Admin],
-                None,
+                accounts::PasswordOrigin::ChosenByOwner,
+                &accounts::Operator::setup(),
                 remote.as_deref(),
                 accounts::now(),
             )

@@ -257,14 +257,12 @@ pub async fn confirm_draft(
     answers: DraftAnswers,
     #[server(default)] parent: Option<String>,
 ) -> Result<ConfirmOutcome, AppError> {
-    use std::sync::Arc;
-
     use crate::{
         api::boundary::*,
         api::datasets::loaded_dataset,
         domain::account::Role,
         evidence::actor::Actor,
-        service::{drafts, execution::UploadInfo},
+        service::confirm::{confirm, ConfirmError, ConfirmRequest, Confirmed},
     };
     boundary(async move {
         let account = require(&[Role::Author]).await?;
@@ -272,7 +270,7 @@ pub async fn confirm_draft(
         let parent_id = parent_of(parent.as_deref())?;
         if let Some(id) = parent_id.clone() {
             let exists = with_database(&context, move |connection| {
-                crate::store::repository::get_revision(connection, &id)
+                crate::service::revisions::find_revision(connection, &id)
                     .map(|found| found.is_some())
                     .map_err(internal)
             })
@@ -285,54 +283,38 @@ pub async fn confirm_draft(
             }
         }
         let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
-        let digest = summary_digest(&summary)?;
-        let answered = {
-            let (loaded, question, answers) =
-                (Arc::clone(&loaded), question.clone(), answers.clone());
-            tokio::task::spawn_blocking(move || {
-                drafts::answer_draft(
-                    &question,
-                    &loaded.profile,
-                    &loaded.table,
-                    digest,
-                    Some(&answers),
-                )
-            })
-            .await
-            .map_err(internal)?
-            .map_err(|e| AppError::invalid("question", e.to_string()))?
+        let request = ConfirmRequest {
+            question: question.clone(),
+            answers: Some(answers.clone()),
+            parent: parent_id,
         };
-        let Some(spec) = answered.confirmed else {
-            if accepts_html() {
-                let back = DraftAddress {
-                    question,
-                    answers: Some(answers),
-                    move_item: None,
-                    parent,
-                };
-                leptos_axum::redirect(&back.href(&content_hash));
+        let made = match confirm(
+            &context.execution,
+            &summary,
+            loaded,
+            request,
+            &Actor::web(&account),
+        )
+        .await
+        {
+            Ok(Confirmed::Created(made)) => made,
+            Ok(Confirmed::Refused { errors }) => {
+                if accepts_html() {
+                    let back = DraftAddress {
+                        question,
+                        answers: Some(answers),
+                        move_item: None,
+                        parent,
+                    };
+                    leptos_axum::redirect(&back.href(&content_hash));
+                }
+                return Ok(ConfirmOutcome::Refused { errors });
             }
-            return Ok(ConfirmOutcome::Refused {
-                errors: answered.errors,
-            });
+            Err(ConfirmError::Question(error)) => {
+                return Err(AppError::invalid("question", error.to_string()))
+            }
+            Err(error) => return Err(internal(error)),
         };
-        let upload = UploadInfo {
-            content_hash: digest,
-            classification: summary.classification.clone(),
-            file_name: summary.file_name.clone(),
-            size: summary.size,
-        };
-        let made = context
-            .execution
-            .materialize_revising(
-                &spec,
-                Arc::clone(&loaded.table),
-                &upload,
-                &Actor::web(&account),
-                parent_id,
-            )
-            .await
-            .map_err(internal)?;
         let revision_id = made.revision.id.to_string();
         leptos_axum::redirect(&format!("/revisions/{revision_id}"));
         Ok(ConfirmOutcome::Created { revision_id })

@@ -1,6 +1,7 @@
 //! What the footer says of this installation: the version, the source commit it was built from
-//! and the fingerprint of the key that signs its evidence bundles (public: an auditor compares
-//! it with the key a bundle names).
+//! and the fingerprint of the key that signs its evidence bundles (an auditor compares it with
+//! the key a bundle names). Logged-in accounts only: an anonymous visitor learns neither the
+//! exact build (which known flaws apply) nor the key.
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -18,11 +19,12 @@ pub struct InstallationInfo {
     pub key_fingerprint: Option<String>,
 }
 
-/// The installation's version, source and signing-key fingerprint.
+/// The installation's version, source and signing-key fingerprint (logged in).
 #[server(prefix = "/api", endpoint = "meta/installation")]
 pub async fn installation() -> Result<InstallationInfo, AppError> {
     use crate::api::boundary::*;
     boundary(async move {
+        current_account().await?;
         let context = context()?;
         Ok(InstallationInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),

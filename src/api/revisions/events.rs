@@ -1,6 +1,8 @@
 //! `GET /api/revisions/{id}/events` (logged in): the run status as server-sent events, one
 //! `status` event (a `RunStatus` as JSON) whenever it changes, checked twice a second, ending
-//! once the status can no longer change by itself (Verified, failed, not run).
+//! once the status can no longer change by itself (Verified, failed, not run), or once the
+//! session that opened it has ended (logout, the idle or absolute limit, a disabled account):
+//! the session is checked again at every look.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -19,8 +21,10 @@ use crate::{
         error::AppError,
     },
     domain::{ids::RevisionId, revision::RunStatus},
-    service::runs::{on_database, run_status},
-    store::repository::get_revision,
+    service::{
+        revisions::find_revision,
+        runs::{on_database, run_status},
+    },
 };
 
 /// How often the stream looks at the status.
@@ -33,7 +37,7 @@ pub async fn status_of(
 ) -> Result<Option<RunStatus>, AppError> {
     let id = revision.clone();
     let found = on_database(&context.database, move |connection| {
-        get_revision(connection, &id).map_err(|e| e.to_string())
+        find_revision(connection, &id).map_err(|e| e.to_string())
     })
     .await
     .map_err(internal)?;
@@ -50,6 +54,20 @@ fn refuse(error: AppError) -> Response {
     let status = axum::http::StatusCode::from_u16(error.status())
         .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
     (status, error.to_string()).into_response()
+}
+
+/// Whether the session that opened a stream may still read it: its record is still stored
+/// and unexpired (a logout or a disabled account deletes it; the stream's own copy of the
+/// record would not know), and [`signed_in`] still accepts it (lifetime, account not disabled).
+async fn still_signed_in(context: &ApiContext, session: &Session) -> bool {
+    let Some(id) = session.id().map(|id| id.to_string()) else {
+        return false;
+    };
+    let stored = on_database(&context.database, move |connection| {
+        crate::service::accounts::session_is_stored(connection, &id).map_err(|e| e.to_string())
+    })
+    .await;
+    stored == Ok(true) && signed_in(session, context).await.is_ok()
 }
 
 /// The handler.
@@ -71,12 +89,15 @@ pub async fn status_events(
     }
     // State: the last status sent, and whether the stream is over.
     let stream = futures::stream::unfold(
-        (context, revision, None::<RunStatus>, false),
-        |(context, revision, last, done)| async move {
+        (context, session, revision, None::<RunStatus>, false),
+        |(context, session, revision, last, done)| async move {
             if done {
                 return None;
             }
             loop {
+                if !still_signed_in(&context, &session).await {
+                    return None;
+                }
                 let status = match status_of(&context, &revision).await {
                     Ok(Some(status)) => status,
                     _ => return None,
@@ -89,7 +110,7 @@ pub async fn status_events(
                         .unwrap_or_else(|_| Event::default().event("status"));
                     return Some((
                         Ok::<_, Infallible>(event),
-                        (context, revision, Some(status), finished),
+                        (context, session, revision, Some(status), finished),
                     ));
                 }
                 tokio::time::sleep(POLL).await;

@@ -1,8 +1,12 @@
 //! `GET /api/revisions/{id}/files/{name}` (logged in): one artifact of a revision — `script.R`
 //! and `snapshot.csv` from its creation, `plot.png`, `statistics.json` and `environment.json`
 //! once Verified — read from the object store re-hashed (corrupt bytes are an error, never
-//! served), with its media type. A revision's artifacts never change, so the response may be
-//! cached for good, keyed by its hash (the `ETag`). `?download` asks for an attachment.
+//! served), with its media type. Artifacts hold subject-level data (`snapshot.csv` is the
+//! analysis records): the browser must not keep them, so every one is served
+//! `Cache-Control: no-store`; the `ETag` is still its hash, so a client that does keep a copy
+//! can ask whether it changed. `?download` asks for an attachment. The database is used only to
+//! find the artifact: reading and re-hashing its bytes, like exporting a bundle, holds no
+//! connection.
 
 use axum::{
     extract::{Path, Query, State},
@@ -68,10 +72,7 @@ pub async fn revision_file(
         header::CONTENT_TYPE,
         HeaderValue::from_static(media_type(&name)),
     );
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("private, max-age=31536000, immutable"),
-    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if let Ok(value) = HeaderValue::from_str(&etag) {
         headers.insert(header::ETAG, value);
     }
@@ -97,40 +98,41 @@ pub async fn revision_evidence(
     session: Session,
     Path(id): Path<String>,
 ) -> Response {
-    use crate::service::bundle::{export_bundle, ExportError};
+    use crate::service::bundle::{build_bundle, read_bundle_inputs, ExportError};
     if let Err(error) = signed_in(&session, &context).await {
         return (StatusCode::UNAUTHORIZED, error.to_string()).into_response();
     }
     let Ok(revision) = RevisionId::parse(&id) else {
         return (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response();
     };
-    let exists = {
+    // The records and the ledger head under a connection, released at once; the artifacts
+    // read back, hashed and zipped on a blocking thread without one.
+    let inputs = {
         let id = revision.clone();
         context
             .database
-            .call(move |c| {
-                crate::store::repository::get_revision(c, &id).map_err(anyhow::Error::from)
+            .call(move |connection| {
+                Ok::<_, crate::store::db::DatabaseError>(read_bundle_inputs(connection, &id))
             })
             .await
     };
-    if !matches!(exists, Ok(Some(_))) {
-        return (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response();
-    }
-    let Some(key) = context.key.clone() else {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "this server has no signing key: evidence bundles cannot be signed",
-        )
-            .into_response();
+    let objects = context.objects.clone();
+    let exported = match inputs {
+        Ok(Ok(inputs)) => {
+            let Some(key) = context.key.clone() else {
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "this server has no signing key: evidence bundles cannot be signed",
+                )
+                    .into_response();
+            };
+            tokio::task::spawn_blocking(move || Ok(build_bundle(&inputs, &objects, &key)))
+                .await
+                .unwrap_or_else(|error| Err(error.to_string()))
+        }
+        Ok(Err(error)) => Ok(Err(error)),
+        Err(error) => Err(error.to_string()),
     };
-    let (database, objects) = (context.database.clone(), context.objects.clone());
-    let exported = database
-        .call(move |connection| {
-            Ok::<_, crate::store::db::DatabaseError>(export_bundle(
-                connection, &objects, &key, &revision,
-            ))
-        })
-        .await;
     match exported {
         Ok(Ok(bytes)) => {
             let mut headers = HeaderMap::new();

@@ -193,6 +193,10 @@ pub async fn sign_revision(
                     SignError::NotReviewer | SignError::OwnRevision => AppError::Forbidden {
                         needed: "reviewer (not the revision's author)".to_owned(),
                     },
+                    SignError::AdminCannotSign => AppError::Forbidden {
+                        needed: "reviewer (without admin: separation of duties)".to_owned(),
+                    },
+                    SignError::PasswordNotOwn => AppError::PasswordChangeRequired,
                     SignError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
                     SignError::NotVerified(_)
                     | SignError::HeadMoved

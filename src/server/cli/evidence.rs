@@ -1,5 +1,6 @@
 //! `adamviz evidence export`: a Verified revision's evidence bundle (one zip, its manifest signed
-//! with the installation's key) written to a file.
+//! with the installation's key) written to a file; and `adamviz evidence validate`, the offline
+//! validator's command line (crate `adamviz-evidence`, shared with `adamviz-verify`).
 
 use std::path::PathBuf;
 
@@ -17,28 +18,16 @@ use crate::{
 pub enum EvidenceCommand {
     /// Write a Verified revision's evidence bundle (zip) to a file.
     Export(ExportArgs),
-    /// Check an evidence bundle offline; exit 0 PASS, 5 FAIL, 2 bad invocation.
+    /// Check an evidence bundle offline. Exit 0 PASS (every check holds and the manifest is
+    /// signed by the --trusted-key); 3 CONSISTENT, ORIGIN NOT PROVEN (every check holds, but no
+    /// --trusted-key was given: anyone can make a bundle that agrees with itself); 5 FAIL;
+    /// 2 bad invocation, or an archive refused before any check (unreadable, unsafe entry
+    /// names, more than 10,000 entries or 2 GiB inflated).
     Validate(ValidateArgs),
 }
 
-/// Options of `adamviz evidence validate`.
-#[derive(Debug, Args)]
-pub struct ValidateArgs {
-    /// The bundle (zip).
-    pub bundle: PathBuf,
-    /// Print the report as canonical JSON with its own digest.
-    #[arg(long)]
-    pub json: bool,
-    /// A file with the Ed25519 public key (64 hex digits) the manifest must be signed by.
-    #[arg(long)]
-    pub trusted_key: Option<PathBuf>,
-    /// Run the script again in the sandboxed R and compare the analytical hash.
-    #[arg(long)]
-    pub replay: bool,
-    /// A git repository (e.g. a clone of adamviz) the recorded source commit must exist in.
-    #[arg(long)]
-    pub repository: Option<PathBuf>,
-}
+/// Options of `adamviz evidence validate` (shared with the `adamviz-verify` binary).
+pub use adamviz_evidence::cli::ValidateArgs;
 
 /// Options of `adamviz evidence export`.
 #[derive(Debug, Args)]
@@ -56,40 +45,9 @@ pub struct ExportArgs {
 /// Runs `adamviz evidence …`.
 pub async fn run(command: EvidenceCommand) -> anyhow::Result<()> {
     match command {
-        EvidenceCommand::Validate(args) => {
-            let invocation = |message: String| -> ! {
-                eprintln!("adamviz evidence validate: {message}");
-                std::process::exit(2)
-            };
-            let bytes = std::fs::read(&args.bundle).unwrap_or_else(|e| {
-                invocation(format!("cannot read {}: {e}", args.bundle.display()))
-            });
-            let trusted_key = args.trusted_key.as_ref().map(|path| {
-                let text = std::fs::read_to_string(path)
-                    .unwrap_or_else(|e| invocation(format!("cannot read {}: {e}", path.display())));
-                crate::evidence::dsse::public_key_from_hex(&text)
-                    .unwrap_or_else(|e| invocation(format!("{}: {e}", path.display())))
-            });
-            let mut report = crate::evidence::validate::validate(
-                &bytes,
-                &crate::evidence::validate::Options {
-                    trusted_key,
-                    repository: args.repository.clone(),
-                },
-            );
-            if args.replay {
-                report.record_replay(replay(&bytes).await);
-            }
-            if args.json {
-                println!(
-                    "{}",
-                    String::from_utf8_lossy(&crate::evidence::validate::report_json(&report)?)
-                );
-            } else {
-                print!("{}", report.text());
-            }
-            std::process::exit(if report.verdict == "PASS" { 0 } else { 5 })
-        }
+        EvidenceCommand::Validate(args) => std::process::exit(
+            adamviz_evidence::cli::validate_command("adamviz evidence validate", &args).await,
+        ),
         EvidenceCommand::Export(args) => {
             let id = RevisionId::parse(&args.revision).map_err(|_| {
                 anyhow::anyhow!(
@@ -112,28 +70,5 @@ pub async fn run(command: EvidenceCommand) -> anyhow::Result<()> {
             );
             Ok(())
         }
-    }
-}
-
-/// Check 10: the bundle's script run again in the sandbox on its own snapshot; the statistics
-/// must hash (canonically) to the analytical hash the bundle records.
-async fn replay(bytes: &[u8]) -> Result<String, String> {
-    let (request, expected) = crate::evidence::validate::replay_request(bytes)?;
-    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let mut config = crate::runner::RunnerConfig::new();
-    config.work_root = work.path().to_path_buf();
-    let runner = crate::runner::Runner::new(config);
-    let result = runner.run(request).await;
-    match result.analytical_hash {
-        Some(actual) if actual.to_hex() == expected => Ok(format!(
-            "the script re-ran in the sandbox: analytical hash {actual}"
-        )),
-        Some(actual) => Err(format!(
-            "the re-run's statistics hash to {actual}, the bundle records {expected}"
-        )),
-        None => Err(format!(
-            "the re-run gave no statistics ({:?})",
-            result.failure
-        )),
     }
 }

@@ -113,5 +113,16 @@ fn describe(report: &AuditReport) -> String {
             problem.table, problem.id, problem.detail
         ));
     }
+    text.push_str(&format!(
+        "approvals: {} replayed against accounts, role history, authorship and the security log, {} not backed\n",
+        report.approvals,
+        report.approval_problems.len()
+    ));
+    for problem in &report.approval_problems {
+        text.push_str(&format!(
+            "  approval record {} of revision {}: {} {}\n",
+            problem.seq, problem.revision_id, problem.code, problem.detail
+        ));
+    }
     text
 }

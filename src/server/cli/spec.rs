@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{
     domain::{
-        confirmation::{apply_answer, AllowedAnswers, QUESTION_IDS},
+        confirmation::{AllowedAnswers, QUESTION_IDS},
         digest::Sha256Digest,
         profile::{DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
         spec::PlotSpec,
@@ -22,6 +22,7 @@ use crate::{
         snapshot::{snapshot_hash, take_snapshot, write_canonical, write_csv},
         table::Table,
     },
+    question::confirmation::apply_answer,
 };
 
 /// `adamviz spec …`.

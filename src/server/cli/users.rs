@@ -1,6 +1,9 @@
 //! `adamviz users add|list|disable|set-password`: accounts from the command line. Passwords
 //! are read from the terminal without echo, or from stdin when it is not a terminal; they are
-//! never taken as arguments (they would land in the shell history and the process list).
+//! never taken as arguments (they would land in the shell history and the process list). A
+//! password set here is temporary: its owner must choose their own at the first login, and it
+//! stops working after `--temporary-password-hours`. The security log names the operating-system
+//! user (from the real uid) who ran the command.
 
 use std::{io::IsTerminal, path::Path};
 
@@ -17,9 +20,13 @@ pub enum UsersCommand {
     Add {
         /// The account name (letters, digits, '.', '_', '-').
         name: String,
-        /// A role: author, reviewer or admin (repeatable).
+        /// A role: author, reviewer or admin (repeatable; admin is never combined with the
+        /// others).
         #[arg(long = "role", required = true, value_parser = parse_role)]
         roles: Vec<Role>,
+        /// The temporary password stops working this many hours from now.
+        #[command(flatten)]
+        lifetime: TemporaryLifetime,
         /// The data directory.
         #[command(flatten)]
         data: DataDirArg,
@@ -34,14 +41,26 @@ pub enum UsersCommand {
         #[command(flatten)]
         data: DataDirArg,
     },
-    /// Set a new password (from the terminal, or stdin when not a terminal).
+    /// Set a new temporary password (from the terminal, or stdin when not a terminal); every
+    /// session of the account ends.
     SetPassword {
         /// The account name.
         name: String,
+        /// The temporary password stops working this many hours from now.
+        #[command(flatten)]
+        lifetime: TemporaryLifetime,
         /// The data directory.
         #[command(flatten)]
         data: DataDirArg,
     },
+}
+
+/// How long a temporary password works.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TemporaryLifetime {
+    /// Hours until the temporary password stops working.
+    #[arg(long = "temporary-password-hours", env = "ADAMVIZ_TEMPORARY_PASSWORD_HOURS", default_value_t = accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS, value_parser = clap::value_parser!(i64).range(1..=24 * 90))]
+    pub hours: i64,
 }
 
 fn parse_role(text: &str) -> Result<Role, String> {
@@ -77,8 +96,14 @@ fn open(data_dir: &Path) -> anyhow::Result<Database> {
 pub fn run(command: UsersCommand) -> anyhow::Result<()> {
     let now = accounts::now();
     let actor_host = Some("command line");
+    let by = accounts::Operator::command_line();
     match command {
-        UsersCommand::Add { name, roles, data } => {
+        UsersCommand::Add {
+            name,
+            roles,
+            lifetime,
+            data,
+        } => {
             let password = read_new_password()?;
             let database = open(&data.data_dir)?;
             let mut connection = database.connection()?;
@@ -87,38 +112,64 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
                 &name,
                 &password,
                 &roles,
-                None,
+                accounts::PasswordOrigin::temporary_for(now, lifetime.hours),
+                &by,
                 actor_host,
                 now,
             )?;
-            println!("created {} ({})", account.name, roles_text(&account.roles));
+            println!(
+                "created {} ({}) with a temporary password: it must be replaced at the first login, and stops working at {}",
+                account.name,
+                roles_text(&account.roles),
+                account.password_expires_at.as_deref().unwrap_or("?")
+            );
         }
         UsersCommand::List(data) => {
             let database = open(&data.data_dir)?;
             let connection = database.connection()?;
             for account in accounts::list_accounts(&connection)? {
                 println!(
-                    "{:<24} {:<24} {}{}",
+                    "{:<24} {:<24} {}{}{}",
                     account.name,
                     roles_text(&account.roles),
                     account.created_at,
-                    if account.disabled { "  disabled" } else { "" }
+                    if account.disabled { "  disabled" } else { "" },
+                    if account.password_change_required {
+                        "  temporary password"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
         UsersCommand::Disable { name, data } => {
             let database = open(&data.data_dir)?;
             let mut connection = database.connection()?;
-            let account = accounts::disable_account(&mut connection, &name, None, actor_host, now)?;
+            let account = accounts::disable_account(&mut connection, &name, &by, actor_host, now)?;
             println!("disabled {}; its sessions are ended", account.name);
         }
-        UsersCommand::SetPassword { name, data } => {
+        UsersCommand::SetPassword {
+            name,
+            lifetime,
+            data,
+        } => {
             let password = read_new_password()?;
             let database = open(&data.data_dir)?;
             let mut connection = database.connection()?;
-            let account =
-                accounts::set_password(&mut connection, &name, &password, None, actor_host, now)?;
-            println!("password set for {}", account.name);
+            let account = accounts::set_password(
+                &mut connection,
+                &name,
+                &password,
+                accounts::PasswordOrigin::temporary_for(now, lifetime.hours),
+                &by,
+                actor_host,
+                now,
+            )?;
+            println!(
+                "temporary password set for {}: every session of the account ended; it must be replaced at the next login, and stops working at {}",
+                account.name,
+                account.password_expires_at.as_deref().unwrap_or("?")
+            );
         }
     }
     Ok(())

@@ -5,7 +5,7 @@ use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 
 use crate::{
-    api::admin::{list_accounts, CreateAccount, DisableAccount, SetRoles},
+    api::admin::{list_accounts, CreateAccount, DisableAccount, SetRoles, SetTemporaryPassword},
     domain::account::{Account, Role},
 };
 
@@ -33,12 +33,14 @@ pub fn AccountsPage() -> impl IntoView {
     let create = ServerAction::<CreateAccount>::new();
     let set_roles = ServerAction::<SetRoles>::new();
     let disable = ServerAction::<DisableAccount>::new();
+    let reset = ServerAction::<SetTemporaryPassword>::new();
     let accounts = Resource::new(
         move || {
             (
                 create.version().get(),
                 set_roles.version().get(),
                 disable.version().get(),
+                reset.version().get(),
             )
         },
         |_| list_accounts(),
@@ -56,6 +58,7 @@ pub fn AccountsPage() -> impl IntoView {
             .get()
             .and_then(Result::err)
             .or_else(|| disable.value().get().and_then(Result::err))
+            .or_else(|| reset.value().get().and_then(Result::err))
             .map(|e| e.to_string())
     };
     view! {
@@ -64,14 +67,17 @@ pub fn AccountsPage() -> impl IntoView {
             <h1>"Accounts"</h1>
             <p class="purpose">
                 "Who may use adamviz and in which roles: authors upload, confirm and run; "
-                "reviewers read everything and approve; admins manage accounts. Accounts are "
-                "disabled, never deleted: the evidence names them."
+                "reviewers read everything and approve; admins manage accounts and nothing "
+                "else (the admin role is never held with author or reviewer). Accounts are "
+                "disabled, never deleted: the evidence names them. A password you set is "
+                "temporary: its owner must replace it with their own at the first login, so "
+                "that nobody but the signer knows a password that signs."
             </p>
             <p class="form-error" role="alert">{row_error}</p>
             <Suspense fallback=|| view! { <p role="status">"Loading accounts…"</p> }>
                 {move || Suspend::new(async move {
                     match accounts.await {
-                        Ok(list) => view! { <AccountTable accounts=list set_roles disable /> }.into_any(),
+                        Ok(list) => view! { <AccountTable accounts=list set_roles disable reset /> }.into_any(),
                         Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
                     }
                 })}
@@ -84,8 +90,9 @@ pub fn AccountsPage() -> impl IntoView {
                     <p id="new-name-error" class="field-error" role="alert">{about("name")}</p>
                 </div>
                 <div class="field">
-                    <label for="new-password">"Password (at least 12 characters)"</label>
-                    <input id="new-password" name="password" type="password" required autocomplete="new-password" aria-describedby="new-password-error" />
+                    <label for="new-password">"Temporary password (at least 12 characters)"</label>
+                    <input id="new-password" name="password" type="password" required autocomplete="new-password" aria-describedby="new-password-hint new-password-error" />
+                    <p id="new-password-hint" class="hint">"Its owner must choose their own at the first login; it stops working after the configured time (72 hours unless the server says otherwise)."</p>
                     <p id="new-password-error" class="field-error" role="alert">{about("password")}</p>
                 </div>
                 <fieldset>
@@ -104,6 +111,7 @@ fn AccountTable(
     accounts: Vec<Account>,
     set_roles: ServerAction<SetRoles>,
     disable: ServerAction<DisableAccount>,
+    reset: ServerAction<SetTemporaryPassword>,
 ) -> impl IntoView {
     view! {
         <table class="accounts">
@@ -126,12 +134,29 @@ fn AccountTable(
                         let (name_for_roles, name_for_disable) = (account.name.clone(), account.name.clone());
                         let save_label = format!("Save roles of {}", account.name);
                         let disable_label = format!("Disable {}", account.name);
+                        let name_for_reset = account.name.clone();
+                        let reset_id = format!("reset-{}", account.name);
+                        let reset_for = reset_id.clone();
+                        let reset_field = format!("Temporary password for {}", account.name);
+                        let reset_label = format!("Set temporary password for {}", account.name);
+                        let status = match (account.disabled, account.password_change_required) {
+                            (true, _) => "disabled".to_owned(),
+                            (false, true) => format!(
+                                "active; temporary password (until {})",
+                                account.password_expires_at.clone().unwrap_or_else(|| "changed".to_owned())
+                            ),
+                            (false, false) => "active".to_owned(),
+                        };
+                        let combined = account.roles.contains(&Role::Admin) && account.roles.len() > 1;
                         let ticked = account.roles.clone();
                         view! {
                             <tr>
                                 <th scope="row">{account.name.clone()}</th>
-                                <td>{roles}</td>
-                                <td>{if account.disabled { "disabled" } else { "active" }}</td>
+                                <td>
+                                    {roles}
+                                    {combined.then(|| view! { <strong class="warning">" — admin with other roles: split them (separation of duties); it cannot sign"</strong> })}
+                                </td>
+                                <td>{status}</td>
                                 <td>{account.created_at.clone()}</td>
                                 <td>
                                     {(!account.disabled).then(move || view! {
@@ -139,6 +164,12 @@ fn AccountTable(
                                             <input type="hidden" name="name" value=name_for_roles />
                                             <RoleBoxes prefix=prefix ticked=ticked />
                                             <button type="submit">{save_label}</button>
+                                        </ActionForm>
+                                        <ActionForm action=reset>
+                                            <input type="hidden" name="name" value=name_for_reset />
+                                            <label for=reset_for>{reset_field}</label>
+                                            <input id=reset_id name="password" type="password" required autocomplete="new-password" />
+                                            <button type="submit">{reset_label}</button>
                                         </ActionForm>
                                         <ActionForm action=disable>
                                             <input type="hidden" name="name" value=name_for_disable />

@@ -1,4 +1,5 @@
-//! The login page, the first-start setup page, and the account menu of the page header.
+//! The login page, the first-start setup page, the Change password page, and the account menu
+//! of the page header.
 
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
@@ -6,7 +7,7 @@ use leptos_router::hooks::{use_location, use_query_map};
 
 use crate::{
     api::{
-        auth::{Login, Setup},
+        auth::{ChangePassword, Login, Setup},
         error::AppError,
     },
     domain::account::Account,
@@ -97,6 +98,60 @@ pub fn SetupPage() -> impl IntoView {
     }
 }
 
+/// Change your own password: the current one (a temporary one an administrator set, too), the
+/// new one twice. After a login with a temporary password every page leads here first.
+#[component]
+pub fn ChangePasswordPage() -> impl IntoView {
+    let change = ServerAction::<ChangePassword>::new();
+    let query = use_query_map();
+    let required = move || query.read().get("required").is_some();
+    let error = move || change.value().get().and_then(Result::err);
+    let about = move |field: &'static str| move || error().and_then(|e| e.about(field));
+    let general = move || {
+        error()
+            .filter(|e| !matches!(e, AppError::Invalid { .. }))
+            .map(|e| e.to_string())
+    };
+    view! {
+        <Title text="Change password" />
+        <section class="section narrow">
+            <h1>"Change password"</h1>
+            <Show when=required>
+                <p class="notice" role="status">
+                    "Your password was set by an administrator. Choose your own before you "
+                    "continue: nothing else works until you do, and only you will know it."
+                </p>
+            </Show>
+            <p>
+                "A new password ends every other session of your account. Your signatures "
+                "record when you last chose your password."
+            </p>
+            <ActionForm action=change>
+                <div class="field">
+                    <label for="current-password">"Current password"</label>
+                    <input id="current-password" name="current_password" type="password" autocomplete="current-password" required aria-describedby="current-password-error" />
+                    <p id="current-password-error" class="field-error" role="alert">{about("current_password")}</p>
+                </div>
+                <div class="field">
+                    <label for="new-password">"New password"</label>
+                    <input id="new-password" name="new_password" type="password" autocomplete="new-password" required aria-describedby="new-password-hint new-password-error" />
+                    <p id="new-password-hint" class="hint">"At least 12 characters, not the current one."</p>
+                    <p id="new-password-error" class="field-error" role="alert">{about("new_password")}</p>
+                </div>
+                <div class="field">
+                    <label for="new-password-again">"New password again"</label>
+                    <input id="new-password-again" name="new_password_again" type="password" autocomplete="new-password" required aria-describedby="new-password-again-error" />
+                    <p id="new-password-again-error" class="field-error" role="alert">{about("new_password_again")}</p>
+                </div>
+                <p class="form-error" role="alert">{general}</p>
+                <button type="submit" disabled=move || change.pending().get()>
+                    "Change password"
+                </button>
+            </ActionForm>
+        </section>
+    }
+}
+
 /// The logged-in account (asked again at every navigation, so the header follows logins and
 /// logouts).
 pub fn use_account() -> Resource<Option<Account>> {
@@ -124,6 +179,7 @@ pub fn AccountMenu(account: Account) -> impl IntoView {
         <div class="account-menu" aria-label="Account">
             <span class="account-name">{account.name.clone()}</span>
             <span class="account-roles">" (" {roles} ")"</span>
+            <a href="/account/password">"Change password"</a>
             <form method="post" action="/api/auth/logout">
                 <button type="submit">"Log out"</button>
             </form>

@@ -1,0 +1,657 @@
+//! The deterministic question matcher: the user's words plus the dataset profile give a draft
+//! plot spec and notes saying which words chose what. No network and no model: word matching
+//! against parameter codes and labels, visit labels and a few fixed phrases.
+
+use crate::domain::{
+    matcher::{MatchError, MatchNote},
+    profile::{DatasetProfile, ParameterProfile, VisitLevel, VisitsOf, DEFAULT_LOW_N_THRESHOLD},
+    spec::{
+        LowNAction, LowNPolicy, ParameterChoice, PlotSpec, RecordFilter, SpecState,
+        TreatmentChoice, VisitChoice, VisitOrderSource, YScale,
+    },
+};
+
+/// Lowercase words of `text` (letters, digits and `_`): punctuation, apostrophes, hyphens and
+/// parentheses separate words, so "Fridericia's" gives "fridericia".
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Other names of frequent lab and vital-sign parameters: a phrase of the question (lowercase
+/// words) and the CDISC codes it names. Applied only to codes present in the data.
+pub const SYNONYMS: [(&[&str], &[&str]); 22] = [
+    (&["sbp"], &["SYSBP"]),
+    (&["systolic"], &["SYSBP"]),
+    (&["dbp"], &["DIABP"]),
+    (&["diastolic"], &["DIABP"]),
+    (&["pulse"], &["PULSE", "HR"]),
+    (&["heart", "rate"], &["HR", "PULSE"]),
+    (&["hr"], &["HR", "PULSE"]),
+    (&["sgpt"], &["ALT"]),
+    (&["sgot"], &["AST"]),
+    (&["haemoglobin"], &["HGB"]),
+    (&["hemoglobin"], &["HGB"]),
+    (&["creatinine"], &["CREAT"]),
+    (&["weight"], &["WEIGHT", "WT"]),
+    (&["bmi"], &["BMI"]),
+    (&["body", "mass", "index"], &["BMI"]),
+    (&["temperature"], &["TEMP"]),
+    (&["temp"], &["TEMP"]),
+    (&["bilirubin"], &["BILI"]),
+    (&["urea"], &["BUN", "UREAN"]),
+    (&["potassium"], &["K"]),
+    (&["sodium"], &["SODIUM", "NA"]),
+    (&["respiratory", "rate"], &["RESP"]),
+];
+
+/// Words that say how to plot, not what: never matched against parameter labels.
+const NOT_PARAMETER_WORDS: [&str; 40] = [
+    "a",
+    "an",
+    "and",
+    "the",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "for",
+    "per",
+    "by",
+    "from",
+    "over",
+    "vs",
+    "versus",
+    "with",
+    "time",
+    "visit",
+    "visits",
+    "arm",
+    "arms",
+    "treatment",
+    "treatments",
+    "actual",
+    "planned",
+    "change",
+    "percent",
+    "baseline",
+    "week",
+    "weeks",
+    "day",
+    "days",
+    "plot",
+    "boxplot",
+    "show",
+    "value",
+    "values",
+    "free",
+    "scale",
+];
+
+/// Visit labels that are not scheduled visits and are left out of "over time" unless named.
+fn is_unscheduled(label: &str) -> bool {
+    let lower = label.to_lowercase();
+    label.trim_matches('.').is_empty()
+        || ["unscheduled", "end of", "early termination", "retrieval"]
+            .iter()
+            .any(|p| lower.contains(p))
+}
+
+/// The words of a parameter label without its trailing "(unit)": "QTcF - Fridericia's
+/// Correction Formula Rederived (ms)" gives qtcf, fridericia, s, correction, formula, rederived.
+fn label_words(label: &str) -> Vec<String> {
+    let trimmed = label.trim_end();
+    let name = match trimmed.strip_suffix(')').and_then(|inner| inner.rfind('(')) {
+        Some(open) => &trimmed[..open],
+        None => trimmed,
+    };
+    words(name)
+}
+
+/// How strongly the question names one parameter, and by which words.
+struct ParameterMatch<'a> {
+    parameter: &'a ParameterProfile,
+    /// Code 1000; words of its label 100 + the sum of 1 / (parameters whose label has the
+    /// word), so a rarer word weighs more; a synonym 50.
+    score: f64,
+    words: Vec<String>,
+    how: String,
+}
+
+fn contains_phrase(question: &[String], phrase: &[&str]) -> bool {
+    !phrase.is_empty()
+        && question
+            .windows(phrase.len())
+            .any(|window| window.iter().zip(phrase).all(|(a, b)| a == b))
+}
+
+/// Every parameter the question names, best first.
+fn parameter_matches<'a>(
+    question: &[String],
+    parameters: &'a [ParameterProfile],
+) -> Vec<ParameterMatch<'a>> {
+    let label_words_of: Vec<Vec<String>> = parameters
+        .iter()
+        .map(|p| {
+            let mut all: Vec<String> = p.labels.iter().flat_map(|l| label_words(l)).collect();
+            all.sort();
+            all.dedup();
+            all
+        })
+        .collect();
+    let document_frequency = |word: &str| {
+        label_words_of
+            .iter()
+            .filter(|ws| ws.iter().any(|w| w == word))
+            .count()
+            .max(1)
+    };
+    let content_words: Vec<&String> = question
+        .iter()
+        .filter(|w| !NOT_PARAMETER_WORDS.contains(&w.as_str()))
+        .filter(|w| w.len() > 1 && !w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    let mut found = Vec::new();
+    for (parameter, label_words) in parameters.iter().zip(&label_words_of) {
+        let code = parameter.code.to_lowercase();
+        let synonym = SYNONYMS.iter().find(|(phrase, codes)| {
+            codes.contains(&parameter.code.as_str()) && contains_phrase(question, phrase)
+        });
+        let label_match = {
+            let mut matched: Vec<String> = content_words
+                .iter()
+                .filter(|w| label_words.contains(w))
+                .map(|w| (*w).clone())
+                .collect();
+            matched.dedup();
+            (!matched.is_empty()).then(|| {
+                let score = 100.0
+                    + matched
+                        .iter()
+                        .map(|w| 1.0 / document_frequency(w) as f64)
+                        .sum::<f64>();
+                let how = format!(
+                    "the word{} {} {} in its label {:?}",
+                    if matched.len() > 1 { "s" } else { "" },
+                    matched
+                        .iter()
+                        .map(|w| format!("{w:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if matched.len() > 1 { "are" } else { "is" },
+                    parameter
+                        .labels
+                        .first()
+                        .map(String::as_str)
+                        .unwrap_or_default()
+                );
+                (score, matched, how)
+            })
+        };
+        let found_match = if question.contains(&code) {
+            Some((
+                1000.0,
+                vec![code.clone()],
+                format!("the word {code:?} is its code"),
+            ))
+        } else if label_match.is_some() {
+            label_match
+        } else if let Some((phrase, _)) = synonym {
+            let phrase = phrase.join(" ");
+            Some((
+                50.0,
+                vec![phrase.clone()],
+                format!(
+                    "{phrase:?} is another name of {} (adamviz's synonym table)",
+                    parameter.code
+                ),
+            ))
+        } else {
+            None
+        };
+        if let Some((score, words, how)) = found_match {
+            found.push(ParameterMatch {
+                parameter,
+                score,
+                words,
+                how,
+            });
+        }
+    }
+    // Best first; among equals a measured code before a derived-looking one.
+    found.sort_by(|a, b| {
+        b.score.total_cmp(&a.score).then(
+            a.parameter
+                .derived_looking
+                .cmp(&b.parameter.derived_looking),
+        )
+    });
+    found
+}
+
+/// `PARAMCD = ALT (Alanine Aminotransferase (U/L))`.
+fn describe_parameter(column: &str, parameter: &ParameterProfile) -> String {
+    format!(
+        "{column} = {}{}",
+        parameter.code,
+        parameter
+            .labels
+            .first()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default()
+    )
+}
+
+/// The parameter the question names, if exactly one plottable parameter is named best; the
+/// note says which words matched what, or why nothing is proposed.
+fn choose_parameter<'a>(
+    question: &[String],
+    profile: &'a DatasetProfile,
+    column: &str,
+    value_column: &str,
+) -> (Option<&'a ParameterProfile>, MatchNote) {
+    let matches = parameter_matches(question, &profile.parameters);
+    let note = |words: Vec<String>, chosen: String, why: String| MatchNote {
+        field: "parameter".to_owned(),
+        words,
+        chosen,
+        why,
+    };
+    let no_proposal = "no proposal".to_owned();
+    let Some(best) = matches.first() else {
+        return (
+            None,
+            note(
+                Vec::new(),
+                no_proposal,
+                "no word of the question matched a parameter code, a word of a parameter label or a synonym; choose the parameter".to_owned(),
+            ),
+        );
+    };
+    // The parameters named best; of those, the ones with numbers in the value column.
+    let top: Vec<&ParameterMatch> = matches
+        .iter()
+        .take_while(|m| {
+            m.score == best.score && m.parameter.derived_looking == best.parameter.derived_looking
+        })
+        .collect();
+    let plottable: Vec<&&ParameterMatch> = top
+        .iter()
+        .filter(|m| m.parameter.has_values_in(value_column))
+        .collect();
+    match plottable.as_slice() {
+        [] => (
+            None,
+            note(
+                best.words.clone(),
+                no_proposal,
+                format!(
+                    "{} matched ({}), but it has no numbers in {value_column} (a text result is not plotted as a boxplot); choose a parameter",
+                    describe_parameter(column, best.parameter),
+                    best.how
+                ),
+            ),
+        ),
+        [only] => (
+            Some(only.parameter),
+            note(
+                only.words.clone(),
+                describe_parameter(column, only.parameter),
+                only.how.clone(),
+            ),
+        ),
+        several => (
+            None,
+            note(
+                best.words.clone(),
+                no_proposal,
+                format!(
+                    "the question names {} equally well; choose one",
+                    several
+                        .iter()
+                        .map(|m| m.parameter.code.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+        ),
+    }
+}
+
+/// The title a draft proposes for `parameter` (its label, else its code) and `value_column`.
+pub fn default_title(parameter: Option<&ParameterProfile>, value_column: &str) -> String {
+    let what = match parameter {
+        Some(p) => p.labels.first().cloned().unwrap_or_else(|| p.code.clone()),
+        None => "the chosen parameter".to_owned(),
+    };
+    match value_column {
+        "CHG" => format!("Change from baseline in {what} by visit and treatment"),
+        "PCHG" => format!("Percent change from baseline in {what} by visit and treatment"),
+        _ => format!("{what} by visit and treatment"),
+    }
+}
+
+/// The visits a draft proposes for `visits_of`: those the question names, else every scheduled
+/// visit in order (with an order column: those with an order value; without one: in order of
+/// first appearance). Returns the visits, the words that named them and why.
+fn choose_visits(
+    question: &[String],
+    visits_of: Option<&VisitsOf>,
+    change_value: bool,
+) -> (Vec<String>, Vec<String>, String) {
+    let all_visits: Vec<&VisitLevel> = visits_of
+        .map(|v| v.visits.iter().collect())
+        .unwrap_or_default();
+    // "change from baseline" names the value, not a visit: drop that "baseline" here.
+    let visit_words_of_question: Vec<String> = question
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| !(*w == "baseline" && *i > 0 && question[i - 1] == "from"))
+        .map(|(_, w)| w.clone())
+        .collect();
+    let mut named = Vec::new();
+    let mut named_words = Vec::new();
+    for visit in &all_visits {
+        let label_words = words(&visit.label);
+        if contains_phrase(
+            &visit_words_of_question,
+            &label_words.iter().map(String::as_str).collect::<Vec<_>>(),
+        ) {
+            named.push(visit.label.clone());
+            named_words.push(label_words.join(" "));
+        }
+    }
+    if !named.is_empty() {
+        let why = format!("the question names {}", named_words.join(", "));
+        return (named, named_words, why);
+    }
+    let order_column = visits_of.and_then(|v| v.order_column.as_deref());
+    let visits = all_visits
+        .iter()
+        .filter(|v| order_column.is_none() || v.order.is_some())
+        .filter(|v| !is_unscheduled(&v.label))
+        .filter(|v| !(change_value && v.label.eq_ignore_ascii_case("baseline")))
+        .map(|v| v.label.clone())
+        .collect();
+    let words = ["over", "time", "visit", "visits"]
+        .iter()
+        .filter(|w| question.iter().any(|q| q == *w))
+        .map(|w| (*w).to_owned())
+        .collect();
+    let column = visits_of.map(|v| v.column.as_str()).unwrap_or_default();
+    let mut why = match order_column {
+        Some(order) => format!(
+            "no visit named: every scheduled {column} visit, ordered by {order} (visits without {order} and unscheduled ones left out)"
+        ),
+        None => format!(
+            "no visit named: every scheduled {column} visit in order of first appearance in the data (there is no {column}N to order them; unscheduled ones left out)"
+        ),
+    };
+    if change_value {
+        why.push_str("; baseline left out, where the change is zero by definition");
+    }
+    (visits, words, why)
+}
+
+/// Proposes a draft spec for `question` over the dataset `profile`. A choice the question does
+/// not settle and no safe default exists for (a parameter, when no word names a plottable one)
+/// is left `None`: its confirmation question stays open.
+pub fn propose_draft(
+    question: &str,
+    profile: &DatasetProfile,
+) -> Result<(PlotSpec, Vec<MatchNote>), MatchError> {
+    if question.trim().is_empty() {
+        return Err(MatchError::EmptyQuestion);
+    }
+    let q = words(question);
+    let roles = &profile.roles;
+    let mut notes = Vec::new();
+    let mut note = |field: &str, words: Vec<String>, chosen: String, why: String| {
+        notes.push(MatchNote {
+            field: field.to_owned(),
+            words,
+            chosen,
+            why,
+        })
+    };
+
+    // Value first: which parameters can be plotted depends on it.
+    let has = |name: &str| roles.value.iter().any(|v| v == name);
+    let (value_column, value_words, value_why) = if (contains_phrase(&q, &["percent", "change"])
+        || q.iter().any(|w| w == "pchg"))
+        && has("PCHG")
+    {
+        (
+            "PCHG".to_owned(),
+            vec!["percent".to_owned(), "change".to_owned()],
+            "\"percent change\" names PCHG".to_owned(),
+        )
+    } else if (q.iter().any(|w| w == "change" || w == "chg")) && has("CHG") {
+        (
+            "CHG".to_owned(),
+            vec!["change".to_owned()],
+            "\"change\" names CHG, the change from baseline".to_owned(),
+        )
+    } else {
+        let first = roles.value.first().ok_or(MatchError::MissingRole {
+            role: "numeric value",
+            looked_for: "AVAL, CHG, PCHG, BASE",
+        })?;
+        (
+            first.clone(),
+            Vec::new(),
+            format!("no change named: the analysis value {first}"),
+        )
+    };
+
+    // Parameter: a code, a synonym or words of a label; never a default that cannot be plotted.
+    let parameter_column = roles
+        .parameter_code
+        .first()
+        .ok_or(MatchError::MissingRole {
+            role: "parameter code",
+            looked_for: "PARAMCD",
+        })?;
+    let (parameter, parameter_note) =
+        choose_parameter(&q, profile, parameter_column, &value_column);
+    note(
+        &parameter_note.field,
+        parameter_note.words,
+        parameter_note.chosen,
+        parameter_note.why,
+    );
+    note(
+        "value_variable",
+        value_words,
+        value_column.clone(),
+        value_why,
+    );
+
+    // Treatment: "planned" or "actual" pick TRTP or TRTA; "arm" prefers ARM/ACTARM.
+    let usable_treatment = |name: &str| {
+        profile
+            .treatment_levels
+            .iter()
+            .any(|l| l.column == name && !l.levels.is_empty())
+    };
+    let treatment_pick = |names: &[&str]| {
+        names
+            .iter()
+            .find(|n| roles.treatment.iter().any(|t| t == *n) && usable_treatment(n))
+            .map(|n| (*n).to_owned())
+    };
+    let (treatment_column, treatment_words) = if let Some(t) = q
+        .iter()
+        .any(|w| w == "planned")
+        .then(|| treatment_pick(&["TRTP", "TRT01P", "ARM"]))
+        .flatten()
+    {
+        (t, vec!["planned".to_owned()])
+    } else if let Some(t) = q
+        .iter()
+        .any(|w| w == "arm")
+        .then(|| treatment_pick(&["ACTARM", "ARM"]))
+        .flatten()
+    {
+        (t, vec!["arm".to_owned()])
+    } else {
+        let first = roles.treatment.iter().find(|t| usable_treatment(t)).ok_or(
+            MatchError::MissingRole {
+                role: "treatment",
+                looked_for: "TRTA, TRTP, TRT01A, TRT01P, ACTARM, ARM (with values)",
+            },
+        )?;
+        let words = ["arm", "treatment", "actual"]
+            .iter()
+            .filter(|w| q.iter().any(|q| q == *w))
+            .map(|w| (*w).to_owned())
+            .collect();
+        (first.clone(), words)
+    };
+    let treatment_levels = profile
+        .treatment_levels
+        .iter()
+        .find(|l| l.column == treatment_column);
+    let levels = treatment_levels
+        .map(|l| l.levels.clone())
+        .unwrap_or_default();
+    let level_order = match treatment_levels.and_then(|l| l.order_column.as_deref()) {
+        Some(order) => format!("levels ordered by {order}"),
+        None => format!(
+            "levels in order of first appearance in the data (there is no {treatment_column}N to order them)"
+        ),
+    };
+    note(
+        "treatment_variable",
+        treatment_words,
+        treatment_column.clone(),
+        format!("{treatment_column}: {level_order}"),
+    );
+
+    // Visits: those named ("week 12", "baseline"), else every scheduled visit in order.
+    let visit_candidate = roles
+        .visit
+        .iter()
+        .find(|v| {
+            profile
+                .visit_levels
+                .iter()
+                .any(|l| l.column == v.label && !l.visits.is_empty())
+        })
+        .ok_or(MatchError::MissingRole {
+            role: "visit",
+            looked_for: "AVISIT, VISIT, ATPT (with values)",
+        })?;
+    let visits_of = profile
+        .visit_levels
+        .iter()
+        .find(|v| v.column == visit_candidate.label);
+    let change_value = value_column == "CHG" || value_column == "PCHG";
+    let (visits, visit_words, visit_why) = choose_visits(&q, visits_of, change_value);
+    note("visits", visit_words, visits.join(", "), visit_why);
+    let order_source = match visits_of.and_then(|v| v.order_column.clone()) {
+        Some(column) => VisitOrderSource::Column { column },
+        None => VisitOrderSource::AsListed,
+    };
+
+    // Filters: the safety population when flagged; ANL01FL only when it keeps the baseline.
+    let mut filters = Vec::new();
+    if roles.population_flags.iter().any(|f| f == "SAFFL") {
+        filters.push(RecordFilter {
+            column: "SAFFL".to_owned(),
+            values: vec!["Y".to_owned()],
+        });
+    }
+    let baseline_kept = visits.iter().any(|v| v.eq_ignore_ascii_case("baseline"));
+    let anl_removes_baseline = profile.warnings.iter().any(|w| {
+        matches!(w, crate::domain::profile::ProfileWarning::FlagRemovesBaseline { flag, .. } if flag == "ANL01FL")
+    });
+    if roles.record_flags.iter().any(|f| f == "ANL01FL") && !(baseline_kept && anl_removes_baseline)
+    {
+        filters.push(RecordFilter {
+            column: "ANL01FL".to_owned(),
+            values: vec!["Y".to_owned()],
+        });
+    }
+    note(
+        "filters",
+        Vec::new(),
+        if filters.is_empty() {
+            "none".to_owned()
+        } else {
+            filters
+                .iter()
+                .map(|f| format!("{} = {}", f.column, f.values.join("|")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        match (
+            roles.population_flags.iter().any(|f| f == "SAFFL"),
+            roles.record_flags.iter().any(|f| f == "ANL01FL"),
+        ) {
+            (_, true) if anl_removes_baseline && baseline_kept => {
+                "the safety population when flagged (SAFFL); not ANL01FL, which would remove every baseline record".to_owned()
+            }
+            (_, true) => "the safety population when flagged (SAFFL) and the analysis flag ANL01FL".to_owned(),
+            (true, false) => "the safety population (SAFFL); there is no ANL01FL".to_owned(),
+            (false, false) => "the data has neither SAFFL nor ANL01FL".to_owned(),
+        },
+    );
+
+    let y_scale = if q.iter().any(|w| w == "free") {
+        note(
+            "y_scale",
+            vec!["free".to_owned()],
+            "free".to_owned(),
+            "\"free\" asks for a y axis per panel".to_owned(),
+        );
+        YScale::Free
+    } else {
+        YScale::Fixed
+    };
+    let unit = match parameter.map(|p| p.units.as_slice()) {
+        Some([one]) => Some(one.clone()),
+        _ => None,
+    };
+    let subject_column = roles.subject.first().ok_or(MatchError::MissingRole {
+        role: "subject",
+        looked_for: "USUBJID, SUBJID",
+    })?;
+    let parameter_label = parameter.and_then(|p| p.labels.first().cloned());
+    let title = default_title(parameter, &value_column);
+    let spec = PlotSpec {
+        state: SpecState::Draft,
+        dataset_content_hash: profile.content_hash,
+        question: question.to_owned(),
+        parameter: parameter.map(|p| ParameterChoice {
+            column: parameter_column.clone(),
+            value: p.code.clone(),
+            label: parameter_label,
+        }),
+        filters,
+        // Settled against the data by `ingest::draft`, which sees the records.
+        records_per_subject_visit: None,
+        treatment: TreatmentChoice {
+            column: treatment_column,
+            levels,
+        },
+        value_column,
+        subject_column: subject_column.clone(),
+        visit: VisitChoice {
+            column: visit_candidate.label.clone(),
+            order_source,
+            visits,
+        },
+        y_scale,
+        unit,
+        low_n: LowNPolicy {
+            threshold: DEFAULT_LOW_N_THRESHOLD,
+            below: LowNAction::Annotate,
+        },
+        title,
+    };
+    Ok((spec, notes))
+}

@@ -1,0 +1,101 @@
+//! `execution_request` (schema `execution-request-v4`, reads v3, v2 and v1 too): what a governed
+//! execution is asked to run, by hash: the confirmed spec, the compiled script, the selected
+//! records (their stored CSV object and their canonical snapshot hash), the compiler and harness
+//! versions, the adamviz source they came from, and the image size.
+
+use crate::domain::ids::RevisionId;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    record::EvidenceRecord,
+    schemas::{
+        EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3, EXECUTION_REQUEST_V4,
+    },
+};
+use crate::{
+    compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
+    domain::digest::Sha256Digest,
+    runner::HARNESS_VERSION,
+};
+
+/// The record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionRequest {
+    /// Always `execution_request`.
+    pub kind: String,
+    /// `execution-request-v4` when written (v3, v2 and v1 in older records).
+    pub schema_version: String,
+    /// The revision (`rev-` and 32 hex digits).
+    pub revision_id: RevisionId,
+    /// SHA-256 of the confirmed spec's canonical JSON.
+    pub spec_hash: Sha256Digest,
+    /// SHA-256 of the script bytes.
+    pub script_hash: Sha256Digest,
+    /// The stored snapshot CSV object.
+    pub snapshot_id: Sha256Digest,
+    /// The canonical snapshot hash.
+    pub snapshot_hash: Sha256Digest,
+    /// The compiler's version.
+    pub compiler_version: String,
+    /// The harness version.
+    pub harness_version: String,
+    /// The adamviz source the compiler and harness came from (from `execution-request-v4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adamviz_source: Option<adamviz_model::provenance::SourceProvenance>,
+    /// PNG size.
+    pub image: ImageSize,
+    /// When it was requested (canonical UTC RFC 3339).
+    pub requested_at: String,
+    /// Who acted (from `execution-request-v3`; absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<super::actor::Actor>,
+    /// The predecessor's hash.
+    pub previous_hash: Sha256Digest,
+    /// The self-hash.
+    pub record_hash: Sha256Digest,
+}
+
+impl ExecutionRequest {
+    /// A request with the current compiler and harness versions, written by the build
+    /// `adamviz_source` (the web crate's `provenance::this_build()`), not yet sealed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        revision_id: RevisionId,
+        spec_hash: Sha256Digest,
+        script_hash: Sha256Digest,
+        snapshot_id: Sha256Digest,
+        snapshot_hash: Sha256Digest,
+        image: ImageSize,
+        requested_at: String,
+        actor: super::actor::Actor,
+        adamviz_source: adamviz_model::provenance::SourceProvenance,
+    ) -> Self {
+        Self {
+            kind: Self::KIND.to_owned(),
+            schema_version: "execution-request-v4".to_owned(),
+            revision_id,
+            spec_hash,
+            script_hash,
+            snapshot_id,
+            snapshot_hash,
+            compiler_version: COMPILER_VERSION.to_owned(),
+            harness_version: HARNESS_VERSION.to_owned(),
+            adamviz_source: Some(adamviz_source),
+            image,
+            requested_at,
+            actor: Some(actor),
+            previous_hash: Sha256Digest::from_bytes([0; 32]),
+            record_hash: Sha256Digest::from_bytes([0; 32]),
+        }
+    }
+}
+
+crate::record::impl_evidence_record!(
+    ExecutionRequest,
+    "execution_request",
+    EXECUTION_REQUEST_V4,
+    EXECUTION_REQUEST_V3,
+    EXECUTION_REQUEST_V2,
+    EXECUTION_REQUEST_V1
+);

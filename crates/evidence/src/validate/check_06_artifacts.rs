@@ -1,0 +1,84 @@
+//! Check 6: every artifact against the manifest and the records, and no file the manifest does not
+//! name.
+
+use super::*;
+
+impl Validation {
+    pub(super) fn check_artifacts(
+        &mut self,
+        archive: &Archive,
+        manifest: &Manifest,
+        records: &Records,
+    ) {
+        let before = self.failures.len();
+        let mut listed: Vec<&str> = vec!["README.txt", "manifest.json", "manifest.dsse.json"];
+        listed.extend(manifest.records.iter().map(|r| r.path.as_str()));
+        listed.extend(manifest.schemas.iter().map(|s| s.path.as_str()));
+        listed.extend(manifest.artifacts.iter().map(|a| a.path.as_str()));
+        for name in archive.files.keys() {
+            if !listed.contains(&name.as_str()) {
+                self.failure(
+                    Code::Artifact,
+                    None,
+                    name,
+                    "a file the manifest does not list".to_owned(),
+                );
+            }
+        }
+        let bundle = records
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "artifact_bundle")
+            .map(|(_, v)| v);
+        for artifact in &manifest.artifacts {
+            match archive.files.get(&artifact.path) {
+                None => self.failure(
+                    Code::Artifact,
+                    None,
+                    &artifact.path,
+                    "listed but absent".to_owned(),
+                ),
+                Some(file) => {
+                    let actual = file.sha256.clone();
+                    if actual != artifact.sha256 || file.size != artifact.size {
+                        self.failure(
+                            Code::Artifact,
+                            None,
+                            &artifact.path,
+                            format!(
+                                "hashes to {actual} ({} bytes); the manifest says {} ({} bytes)",
+                                file.size, artifact.sha256, artifact.size
+                            ),
+                        );
+                    }
+                    let name = artifact.path.trim_start_matches("artifacts/");
+                    let recorded = bundle.and_then(|b| {
+                        b["artifacts"].as_object().and_then(|roles| {
+                            roles
+                                .values()
+                                .find(|r| r["name"] == name)
+                                .map(|r| r["sha256"].clone())
+                        })
+                    });
+                    if recorded.as_ref().and_then(|r| r.as_str()) != Some(actual.as_str()) {
+                        self.failure(
+                            Code::Artifact,
+                            None,
+                            &artifact.path,
+                            format!(
+                                "hashes to {actual}; the artifact_bundle record says {}",
+                                recorded.unwrap_or_default()
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        self.close(
+            6,
+            before,
+            Code::Artifact,
+            format!("{} artifacts re-hashed", manifest.artifacts.len()),
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Accounts as the pages and the evidence see them: roles, an account's public facts (never
+//! its password or hash), and the rules for names and passwords. Shared with the browser.
+
+use serde::{Deserialize, Serialize};
+
+/// At least this many characters in a password.
+pub const MIN_PASSWORD_CHARS: usize = 12;
+
+/// What an account may do. One account may hold several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Uploads datasets, confirms specs, runs them.
+    Author,
+    /// Reads everything; approves (later).
+    Reviewer,
+    /// Manages accounts; reads everything.
+    Admin,
+}
+
+impl Role {
+    /// Every role, in the order pages list them.
+    pub const ALL: [Role; 3] = [Role::Author, Role::Reviewer, Role::Admin];
+
+    /// `author`, `reviewer` or `admin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Author => "author",
+            Role::Reviewer => "reviewer",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Role::ALL
+            .into_iter()
+            .find(|role| role.as_str() == text)
+            .ok_or_else(|| format!("{text:?} is not a role: author, reviewer or admin"))
+    }
+}
+
+/// An account's public facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// Its id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// Its roles, sorted.
+    pub roles: Vec<Role>,
+    /// Disabled accounts cannot log in.
+    pub disabled: bool,
+    /// When it was created (canonical UTC).
+    pub created_at: String,
+    /// Its password was set by someone else (an administrator, the command line): the owner
+    /// must choose their own before anything else works.
+    #[serde(default)]
+    pub password_change_required: bool,
+    /// When a temporary password stops working (canonical UTC).
+    #[serde(default)]
+    pub password_expires_at: Option<String>,
+    /// When the owner last chose the password (canonical UTC); none while it never did.
+    #[serde(default)]
+    pub password_set_by_owner_at: Option<String>,
+}
+
+impl Account {
+    /// Whether the account holds `role`.
+    pub fn has(&self, role: Role) -> bool {
+        self.roles.contains(&role)
+    }
+
+    /// Whether the account holds any of `roles`.
+    pub fn has_any(&self, roles: &[Role]) -> bool {
+        roles.iter().any(|role| self.has(*role))
+    }
+}
+
+/// Separation of duties: the admin role manages accounts only, so it is never held together
+/// with author or reviewer. The reason, when `roles` break the rule.
+pub fn check_duties(roles: &[Role]) -> Result<(), String> {
+    if roles.contains(&Role::Admin) && roles.iter().any(|role| *role != Role::Admin) {
+        return Err(
+            "separation of duties: the admin role manages accounts only and cannot be held \
+             together with author or reviewer (make a second account)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// Why a name cannot be an account name.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err("a name has 1 to 64 characters".to_owned());
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        return Err("a name uses letters, digits, '.', '_' and '-' only".to_owned());
+    }
+    Ok(())
+}
+
+/// Why a password is not allowed.
+pub fn check_password(password: &str) -> Result<(), String> {
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(format!(
+            "a password has at least {MIN_PASSWORD_CHARS} characters"
+        ));
+    }
+    Ok(())
+}

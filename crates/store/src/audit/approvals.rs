@@ -1,0 +1,175 @@
+//! The audit's approval pass: every `approval` record replayed against the accounts it names.
+//! The chain proves a record was not changed after it was appended; it cannot prove the record
+//! was made by the signing path. Someone with write access to the database (triggers dropped or
+//! not) can append a well-formed approval by a ghost, a non-reviewer, or the author. So each
+//! approval must agree with what the database knows independently of the record:
+//!
+//! 1. `SIGNER_UNKNOWN`: an account with the signer's id exists, under the signer's name;
+//! 2. `NOT_REVIEWER_AT_SIGNING`: the role history shows the reviewer role held at `signed_at`;
+//! 3. `ADMIN_AT_SIGNING`: it shows no admin role held then (separation of duties);
+//! 4. `SIGNER_IS_AUTHOR`: the signer did not create the revision (four eyes, as the creation
+//!    record names its author: account id, or the command-line user's name);
+//! 5. `NO_SIGNING_EVENT`: the security log has the `signing` success the signing path writes in
+//!    the same transaction: same account, same time, same revision.
+
+use rusqlite::{params, OptionalExtension as _};
+use serde_json::Value;
+
+use crate::domain::account::Role;
+
+/// An approval the database does not back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalProblem {
+    /// The record's position in the ledger.
+    pub seq: i64,
+    /// The revision it signs.
+    pub revision_id: String,
+    /// The failed step's code (`SIGNER_UNKNOWN`, `NOT_REVIEWER_AT_SIGNING`, …).
+    pub code: &'static str,
+    /// What disagrees.
+    pub detail: String,
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().map(str::to_owned).unwrap_or_default()
+}
+
+/// Whether account `id` held `role` at `at`: its latest history row for that role at or before
+/// `at` is a grant.
+fn held_at(
+    connection: &rusqlite::Connection,
+    id: i64,
+    role: Role,
+    at: &str,
+) -> Result<bool, rusqlite::Error> {
+    let latest: Option<String> = connection
+        .query_row(
+            "SELECT change FROM account_role_history
+             WHERE account_id = ?1 AND role = ?2 AND at <= ?3
+             ORDER BY seq DESC LIMIT 1",
+            params![id, role.as_str(), at],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(latest.as_deref() == Some("granted"))
+}
+
+/// Replays every approval record against the accounts, the role history, the revision's
+/// creation record and the security log.
+pub fn audit_approvals(
+    connection: &rusqlite::Connection,
+) -> Result<Vec<ApprovalProblem>, rusqlite::Error> {
+    let mut statement = connection
+        .prepare("SELECT seq, record FROM evidence_ledger WHERE kind = 'approval' ORDER BY seq")?;
+    let approvals: Vec<(i64, Vec<u8>)> = statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut problems = Vec::new();
+    for (seq, bytes) in approvals {
+        let record: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let revision_id = text(&record["revision_id"]);
+        let mut problem = |code: &'static str, detail: String| {
+            problems.push(ApprovalProblem {
+                seq,
+                revision_id: revision_id.clone(),
+                code,
+                detail,
+            })
+        };
+        let signer_id = record["signer"]["account_id"].as_i64().unwrap_or(-1);
+        let signer_name = text(&record["signer"]["account_name"]);
+        let signed_at = text(&record["signed_at"]);
+        // 1. The account exists under that name.
+        let stored_name: Option<String> = connection
+            .query_row(
+                "SELECT name FROM accounts WHERE id = ?1",
+                [signer_id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        match stored_name {
+            None => {
+                problem(
+                    "SIGNER_UNKNOWN",
+                    format!("no account has the signer's id {signer_id} ({signer_name:?})"),
+                );
+                continue;
+            }
+            Some(name) if !name.eq_ignore_ascii_case(&signer_name) => {
+                problem(
+                    "SIGNER_UNKNOWN",
+                    format!(
+                        "account {signer_id} is named {name:?}, the record says {signer_name:?}"
+                    ),
+                );
+                continue;
+            }
+            Some(_) => {}
+        }
+        // 2. The reviewer role was held at signed_at.
+        if !held_at(connection, signer_id, Role::Reviewer, &signed_at)? {
+            problem(
+                "NOT_REVIEWER_AT_SIGNING",
+                format!("the role history shows no reviewer role held by {signer_name:?} at {signed_at}"),
+            );
+        }
+        // 3. No admin role then.
+        if held_at(connection, signer_id, Role::Admin, &signed_at)? {
+            problem(
+                "ADMIN_AT_SIGNING",
+                format!("{signer_name:?} held the admin role at {signed_at}: an account that manages accounts does not sign"),
+            );
+        }
+        // 4. Not the revision's creator.
+        let creator: Option<(Option<i64>, String)> = connection
+            .query_row(
+                "SELECT json_extract(record, '$.actor.account_id'),
+                        json_extract(record, '$.actor.account_name')
+                 FROM evidence_ledger
+                 WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1
+                   AND json_extract(record, '$.event') = 'created'",
+                [&revision_id],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    ))
+                },
+            )
+            .optional()?;
+        match creator {
+            Some((id, name))
+                if id == Some(signer_id) || name.eq_ignore_ascii_case(&signer_name) =>
+            {
+                problem(
+                    "SIGNER_IS_AUTHOR",
+                    format!("{signer_name:?} created revision {revision_id} and signed it"),
+                )
+            }
+            Some(_) => {}
+            None => problem(
+                "SIGNER_IS_AUTHOR",
+                format!("revision {revision_id} has no creation record naming its author"),
+            ),
+        }
+        // 5. The signing path's security event.
+        let matched: bool = connection.query_row(
+            "SELECT EXISTS (SELECT 1 FROM security_events
+                            WHERE event = 'signing' AND outcome = 'success'
+                              AND account_id = ?1 AND at = ?2 AND detail LIKE ?3 ESCAPE '\\')",
+            params![
+                signer_id,
+                signed_at,
+                format!("{}: %", revision_id.replace('%', "\\%").replace('_', "\\_"))
+            ],
+            |row| row.get(0),
+        )?;
+        if !matched {
+            problem(
+                "NO_SIGNING_EVENT",
+                format!("the security log has no successful signing by {signer_name:?} of {revision_id} at {signed_at}"),
+            );
+        }
+    }
+    Ok(problems)
+}

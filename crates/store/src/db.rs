@@ -1,0 +1,283 @@
+//! The SQLite database under the data directory (`adamviz.sqlite3`), through an r2d2 pool of
+//! rusqlite connections, each in WAL mode with foreign keys on and a busy timeout. Schema
+//! migrations (`store/migrations/*.sql`, compiled in) are applied at open in one transaction
+//! each and recorded with their SHA-256; a migration that fails, or one already applied whose
+//! text has since changed, stops the open with an error naming it.
+//!
+//! Database work never runs on the async executor: [`Database::call`] moves it to a blocking
+//! thread.
+
+use std::path::{Path, PathBuf};
+
+/// The connection, transaction and error types the use cases hold while they call the store's
+/// functions: SQLite's, named by the store so that no other crate names the database engine.
+pub use rusqlite::{Connection, Error as DbError, Transaction, TransactionBehavior};
+
+use r2d2_sqlite::SqliteConnectionManager;
+use sha2::{Digest, Sha256};
+
+/// The migrations, in order: (version, name, SQL).
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "evidence_ledger",
+        include_str!("migrations/0001_evidence_ledger.sql"),
+    ),
+    (
+        2,
+        "revisions",
+        include_str!("migrations/0002_revisions.sql"),
+    ),
+    (
+        3,
+        "evidence_links",
+        include_str!("migrations/0003_evidence_links.sql"),
+    ),
+    (
+        4,
+        "row_rules",
+        include_str!("migrations/0004_row_rules.sql"),
+    ),
+    (5, "accounts", include_str!("migrations/0005_accounts.sql")),
+    (6, "datasets", include_str!("migrations/0006_datasets.sql")),
+    (
+        7,
+        "approval_history",
+        include_str!("migrations/0007_approval_history.sql"),
+    ),
+    (
+        8,
+        "account_duties",
+        include_str!("migrations/0008_account_duties.sql"),
+    ),
+    (
+        9,
+        "login_failure_windows",
+        include_str!("migrations/0009_login_failure_windows.sql"),
+    ),
+];
+
+/// Opens the database file at `path` for reading only: no migration, no change of journal mode
+/// or any other setting of the file, and every write refused (`adamviz ledger verify`).
+///
+/// A database closed cleanly has no write-ahead log beside it: it is opened `immutable`, so
+/// that SQLite creates no `-shm` or `-wal` file either. With a log (a server running, or one
+/// that crashed) it is opened read-only as it is, so that the log's transactions are seen.
+pub fn open_read_only(path: &Path) -> Result<rusqlite::Connection, DatabaseError> {
+    use rusqlite::OpenFlags;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection = if Path::new(&wal).exists() {
+        rusqlite::Connection::open_with_flags(path, flags)?
+    } else {
+        let uri = format!("file:{}?immutable=1", uri_path(path));
+        rusqlite::Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)?
+    };
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    connection.pragma_update(None, "query_only", "ON")?;
+    Ok(connection)
+}
+
+/// `path` as the path of a `file:` URI: every byte but unreserved ones and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut encoded = String::new();
+    for &byte in path.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
+
+/// File name of the database inside the data directory.
+pub const DATABASE_FILE: &str = "adamviz.sqlite3";
+
+/// Why the database could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseError {
+    /// SQLite refused an operation.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// No connection could be taken from the pool.
+    #[error("no database connection available: {0}")]
+    Pool(#[from] r2d2::Error),
+    /// A migration failed; the database is left at the previous version.
+    #[error("migration {version} ({name}) failed: {source}")]
+    Migration {
+        /// Its version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// An applied migration's text differs from the one compiled in.
+    #[error("migration {version} ({name}) was applied with SHA-256 {applied} but this build's text hashes to {built}; refusing to open a database of another schema")]
+    MigrationChanged {
+        /// Its version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+        /// The recorded hash.
+        applied: String,
+        /// This build's hash.
+        built: String,
+    },
+    /// The database is newer than this build.
+    #[error(
+        "the database has migration {version}, which this build does not know; use a newer adamviz"
+    )]
+    UnknownMigration {
+        /// The unknown version.
+        version: i64,
+    },
+    /// The blocking task failed.
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+/// The database: a pool of connections to one SQLite file.
+#[derive(Clone)]
+pub struct Database {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Database {
+    /// Opens (creating if needed) `<data_dir>/adamviz.sqlite3` and applies the migrations.
+    pub fn open_in(data_dir: &Path) -> Result<Self, DatabaseError> {
+        Self::open(&data_dir.join(DATABASE_FILE))
+    }
+
+    /// Opens (creating if needed) the database file at `path` and applies the migrations.
+    pub fn open(path: &Path) -> Result<Self, DatabaseError> {
+        let manager = SqliteConnectionManager::file(path).with_init(|connection| {
+            connection.busy_timeout(std::time::Duration::from_secs(5))?;
+            connection.pragma_update(None, "foreign_keys", "ON")?;
+            connection.pragma_update(None, "synchronous", "FULL")?;
+            // Every transaction takes the write lock when it begins (waiting up to the busy
+            // timeout): a deferred one that reads and then writes fails at once with "database
+            // is locked" when another writer committed in between.
+            connection.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
+            Ok(())
+        });
+        // Connections are opened on demand: one opening in the background while another holds
+        // the write lock would only log a lock error.
+        let pool = r2d2::Pool::builder()
+            .max_size(8)
+            .min_idle(Some(1))
+            .build(manager)?;
+        let database = Self {
+            pool,
+            path: path.to_path_buf(),
+        };
+        database.migrate()?;
+        Ok(database)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A connection from the pool (blocking code only).
+    pub fn connection(
+        &self,
+    ) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, DatabaseError> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `work` with a connection on a blocking thread.
+    pub async fn call<T: Send + 'static, E: From<DatabaseError> + Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E> {
+        let database = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut connection = database.connection()?;
+            work(&mut connection)
+        })
+        .await
+        .map_err(|e| DatabaseError::Task(e.to_string()))?
+    }
+
+    fn migrate(&self) -> Result<(), DatabaseError> {
+        let mut connection = self.connection()?;
+        // WAL is a property of the file: set once, it holds for every later connection.
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        // One IMMEDIATE transaction takes the write lock before the applied list is read, so
+        // that several processes opening one fresh directory at once apply each migration
+        // exactly once (the others wait, then find it applied).
+        let mut transaction =
+            connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        transaction.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    INTEGER PRIMARY KEY,
+                name       TEXT NOT NULL,
+                sha256     TEXT NOT NULL,
+                applied_at TEXT NOT NULL
+            );",
+        )?;
+        let applied: Vec<(i64, String)> = {
+            let mut statement = transaction
+                .prepare("SELECT version, sha256 FROM schema_migrations ORDER BY version")?;
+            let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        for (version, recorded) in &applied {
+            let Some((_, name, sql)) = MIGRATIONS.iter().find(|(v, _, _)| v == version) else {
+                return Err(DatabaseError::UnknownMigration { version: *version });
+            };
+            let built = hex::encode(Sha256::digest(sql.as_bytes()));
+            if &built != recorded {
+                return Err(DatabaseError::MigrationChanged {
+                    version: *version,
+                    name,
+                    applied: recorded.clone(),
+                    built,
+                });
+            }
+        }
+        for (version, name, sql) in MIGRATIONS {
+            if applied.iter().any(|(v, _)| v == version) {
+                continue;
+            }
+            let failed = |source| DatabaseError::Migration {
+                version: *version,
+                name,
+                source,
+            };
+            // A savepoint per migration: a failed one leaves none of its statements behind.
+            let savepoint = transaction.savepoint().map_err(failed)?;
+            savepoint.execute_batch(sql).map_err(failed)?;
+            savepoint
+                .execute(
+                    "INSERT INTO schema_migrations (version, name, sha256, applied_at)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![
+                        version,
+                        name,
+                        hex::encode(Sha256::digest(sql.as_bytes())),
+                        crate::ledger::utc_now()
+                    ],
+                )
+                .map_err(failed)?;
+            savepoint.commit().map_err(failed)?;
+        }
+        transaction.commit()?;
+        Ok(())
+    }
+}

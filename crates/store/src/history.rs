@@ -1,0 +1,129 @@
+//! The revision history's query: every revision newest first, filtered by status, dataset and
+//! author (the columns the creation record fixed, so a page never reads the ledger but for its
+//! own rows' approvers), one page at a time.
+
+use rusqlite::{params, Connection};
+use serde_json::Value;
+
+use crate::domain::revision::{HistoryPage, HistoryQuery, HistoryRow, RevisionStatus};
+
+/// Revisions per history page.
+pub const PAGE_SIZE: usize = 25;
+
+fn filter_value(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+const FILTERED: &str = "FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash
+     WHERE (?1 IS NULL OR r.status = ?1)
+       AND (?2 IS NULL OR s.content_hash = ?2)
+       AND (?3 IS NULL OR r.author_name = ?3 COLLATE NOCASE)";
+
+/// The history page `query` asks for (a page past the end is the last page).
+pub fn history(connection: &Connection, query: &HistoryQuery) -> rusqlite::Result<HistoryPage> {
+    let status = filter_value(&query.status).filter(|s| RevisionStatus::parse(s).is_some());
+    let (dataset, author) = (filter_value(&query.dataset), filter_value(&query.author));
+    let filters = params![status, dataset, author];
+    let total: usize =
+        connection.query_row(&format!("SELECT count(*) {FILTERED}"), filters, |row| {
+            row.get::<_, i64>(0).map(|n| n as usize)
+        })?;
+    let pages = total.div_ceil(PAGE_SIZE).max(1);
+    let page = query.page.unwrap_or(1).clamp(1, pages);
+    // The page's ids first (index order, cheap columns), then what is shown of those rows.
+    let ids: Vec<String> = {
+        let mut statement = connection.prepare_cached(&format!(
+            "SELECT r.id {FILTERED} ORDER BY r.created_at DESC, r.id LIMIT ?4 OFFSET ?5"
+        ))?;
+        let rows = statement.query_map(
+            params![
+                status,
+                dataset,
+                author,
+                PAGE_SIZE as i64,
+                ((page - 1) * PAGE_SIZE) as i64
+            ],
+            |row| row.get(0),
+        )?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut rows = Vec::with_capacity(ids.len());
+    // The approver through the ledger's index on the revision id: `+r.id` drops the column's
+    // text affinity (with it SQLite cannot use the expression index and reads the whole
+    // ledger for every row), and `max(seq)` rather than ORDER BY … LIMIT 1, for the same
+    // reason.
+    let mut statement = connection.prepare_cached(
+        "SELECT r.id, r.status, r.version, r.created_at, coalesce(r.author_name, 'unknown'),
+                r.parent_id, s.content_hash, s.spec,
+                coalesce((SELECT d.file_name FROM datasets d WHERE d.content_hash = s.content_hash),
+                         (SELECT u.file_name FROM uploads u WHERE u.content_hash = s.content_hash), ''),
+                CASE WHEN r.status = 'approved' THEN (
+                    SELECT json_extract(record, '$.signer.printed_name') FROM evidence_ledger
+                    WHERE seq = (
+                        SELECT max(a.seq) FROM evidence_ledger a
+                        WHERE json_extract(a.record, '$.revision_id') = +r.id
+                          AND a.kind = 'approval'
+                          AND json_extract(a.record, '$.decision') = 'approved')) END
+         FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash WHERE r.id = ?1",
+    )?;
+    for id in ids {
+        rows.push(statement.query_row([id], |row| {
+            let spec: Value =
+                serde_json::from_slice(&row.get::<_, Vec<u8>>(7)?).unwrap_or_default();
+            let status: String = row.get(1)?;
+            Ok(HistoryRow {
+                id: row.get(0)?,
+                status: RevisionStatus::parse(&status).unwrap_or(RevisionStatus::Draft),
+                version: row.get(2)?,
+                created_at: row.get(3)?,
+                author: row.get(4)?,
+                parent: row.get(5)?,
+                dataset_hash: row.get(6)?,
+                parameter: spec["parameter"]["value"]
+                    .as_str()
+                    .unwrap_or("all")
+                    .to_owned(),
+                question: spec["question"].as_str().unwrap_or_default().to_owned(),
+                title: spec["title"].as_str().unwrap_or_default().to_owned(),
+                dataset_name: row.get(8)?,
+                approver: row.get(9)?,
+            })
+        })?);
+    }
+    let authors = {
+        let mut statement = connection.prepare_cached(
+            "SELECT DISTINCT author_name FROM revisions WHERE author_name IS NOT NULL ORDER BY 1",
+        )?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let datasets = {
+        let mut statement = connection.prepare_cached(
+            "SELECT s.content_hash,
+                    coalesce((SELECT d.file_name FROM datasets d WHERE d.content_hash = s.content_hash),
+                             (SELECT u.file_name FROM uploads u WHERE u.content_hash = s.content_hash), '')
+             FROM specs s WHERE EXISTS (SELECT 1 FROM revisions r WHERE r.spec_hash = s.spec_hash)
+             GROUP BY s.content_hash ORDER BY 2, 1",
+        )?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    Ok(HistoryPage {
+        rows,
+        total,
+        page,
+        pages,
+        query: HistoryQuery {
+            status,
+            dataset,
+            author,
+            page: Some(page),
+        },
+        authors,
+        datasets,
+    })
+}

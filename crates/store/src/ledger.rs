@@ -1,0 +1,412 @@
+//! The evidence ledger: an append-only table of canonical JSON records (RFC 8785), each
+//! carrying `previous_hash` (its predecessor's `record_hash`, 64 zeros for the first) and
+//! `record_hash` (SHA-256 of its canonical form without `record_hash`). Triggers refuse UPDATE
+//! and DELETE; a change made behind SQLite's back (a raw edit of the file, triggers dropped) is
+//! found by [`verify_ledger`], which re-checks every record in order and names the first that
+//! is broken.
+
+use serde_json::{Map, Value};
+
+use crate::evidence::canonical::canonical_forms;
+
+/// The `previous_hash` of the first record.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Canonical UTC RFC 3339 time with microseconds, e.g. `2026-12-03T07:55:01.123456Z`.
+pub fn utc_now() -> String {
+    chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
+}
+
+/// Why a record could not be appended.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    /// The body sets a field the ledger owns.
+    #[error("the record body sets {field:?}, which the ledger sets itself")]
+    ReservedField {
+        /// The field.
+        field: &'static str,
+    },
+    /// The body cannot be canonicalized.
+    #[error("the record cannot be written as canonical JSON: {0}")]
+    Canonical(#[from] serde_json::Error),
+    /// SQLite refused the insert.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// A record as appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendedRecord {
+    /// Its position (1 for the first).
+    pub seq: i64,
+    /// Its self-hash.
+    pub record_hash: String,
+    /// Its predecessor's.
+    pub previous_hash: String,
+    /// Its canonical bytes.
+    pub canonical: Vec<u8>,
+}
+
+/// The last record's hash: the head of the chain (the genesis hash when the ledger is empty).
+fn ledger_head(transaction: &rusqlite::Transaction<'_>) -> Result<String, rusqlite::Error> {
+    transaction
+        .query_row(
+            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .or_else(|error| match error {
+            rusqlite::Error::QueryReturnedNoRows => Ok(GENESIS_HASH.to_owned()),
+            other => Err(other),
+        })
+}
+
+fn insert_row(
+    transaction: &rusqlite::Transaction<'_>,
+    kind: &str,
+    record_hash: &str,
+    previous_hash: &str,
+    canonical: &[u8],
+) -> Result<(), rusqlite::Error> {
+    transaction.execute(
+        "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        rusqlite::params![kind, record_hash, previous_hash, canonical, utc_now()],
+    )?;
+    Ok(())
+}
+
+/// Appends a record of `kind` with `body` (which must not set `kind`, `previous_hash` or
+/// `record_hash`) inside `transaction`: the chain link and the self-hash are computed from the
+/// ledger's current last record, so appends are serialized by SQLite's write lock.
+pub fn append_record(
+    transaction: &rusqlite::Transaction<'_>,
+    kind: &str,
+    mut body: Map<String, Value>,
+) -> Result<AppendedRecord, AppendError> {
+    for field in ["kind", "previous_hash", "record_hash"] {
+        if body.contains_key(field) {
+            return Err(AppendError::ReservedField { field });
+        }
+    }
+    let previous_hash = ledger_head(transaction)?;
+    body.insert("kind".into(), Value::String(kind.to_owned()));
+    body.insert("previous_hash".into(), Value::String(previous_hash.clone()));
+    let mut record = Value::Object(body);
+    let record_hash = canonical_forms(&record)?.self_hash().to_hex();
+    record["record_hash"] = Value::String(record_hash.clone());
+    let canonical = canonical_forms(&record)?.full;
+    insert_row(transaction, kind, &record_hash, &previous_hash, &canonical)?;
+    Ok(AppendedRecord {
+        seq: transaction.last_insert_rowid(),
+        record_hash,
+        previous_hash,
+        canonical,
+    })
+}
+
+/// Why a typed evidence record could not be appended.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendEvidenceError {
+    /// The record failed sealing (its schema, most likely); nothing was written.
+    #[error(transparent)]
+    Evidence(#[from] crate::evidence::record::EvidenceError),
+    /// The ledger's head is not a hash.
+    #[error("the ledger's last record hash {0:?} is not a SHA-256")]
+    BadHead(String),
+    /// SQLite refused the insert.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Seals `record` as the successor of the ledger's last record and appends it inside
+/// `transaction`; returns the verified record as stored.
+pub fn append_evidence<T: crate::evidence::record::EvidenceRecord>(
+    transaction: &rusqlite::Transaction<'_>,
+    record: T,
+) -> Result<crate::evidence::record::Verified<T>, AppendEvidenceError> {
+    let head = ledger_head(transaction)?;
+    let previous = crate::domain::digest::Sha256Digest::try_from(head.clone())
+        .map_err(|_| AppendEvidenceError::BadHead(head))?;
+    let sealed = crate::evidence::record::seal(record, previous)?;
+    insert_row(
+        transaction,
+        T::KIND,
+        &sealed.record_hash().to_hex(),
+        &previous.to_hex(),
+        sealed.canonical(),
+    )?;
+    Ok(sealed)
+}
+
+/// One stored record, as read (not yet verified).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRecord {
+    /// Its position.
+    pub seq: i64,
+    /// Its kind.
+    pub kind: String,
+    /// Its self-hash.
+    pub record_hash: String,
+    /// Its predecessor's.
+    pub previous_hash: String,
+    /// Its canonical bytes.
+    pub record: Vec<u8>,
+}
+
+/// The hash of the ledger's last record (its head), if the ledger holds any.
+pub fn last_record_hash(
+    connection: &rusqlite::Connection,
+) -> Result<Option<String>, rusqlite::Error> {
+    use rusqlite::OptionalExtension as _;
+    connection
+        .query_row(
+            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .optional()
+}
+
+/// The stored bytes and previous hash of the record of `kind` whose self-hash is `hash`.
+pub fn record_by_hash(
+    connection: &rusqlite::Connection,
+    hash: &str,
+    kind: &str,
+) -> Result<(Vec<u8>, String), rusqlite::Error> {
+    connection.query_row(
+        "SELECT record, previous_hash FROM evidence_ledger WHERE record_hash = ?1 AND kind = ?2",
+        rusqlite::params![hash, kind],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
+}
+
+/// Every record about revision `revision_id` (its `revision_id` field), in ledger order.
+pub fn records_about(
+    connection: &rusqlite::Connection,
+    revision_id: &crate::domain::ids::RevisionId,
+) -> Result<Vec<StoredRecord>, rusqlite::Error> {
+    let mut statement = connection.prepare(
+        "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
+         WHERE json_extract(record, '$.revision_id') = ?1 ORDER BY seq",
+    )?;
+    let rows = statement.query_map([revision_id.as_str()], |row| {
+        Ok(StoredRecord {
+            seq: row.get(0)?,
+            kind: row.get(1)?,
+            record_hash: row.get(2)?,
+            previous_hash: row.get(3)?,
+            record: row.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// What is wrong with the first broken record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerProblem {
+    /// The stored bytes are not a JSON object.
+    #[error("the record is not a JSON object")]
+    NotAnObject,
+    /// The stored bytes are not the record's canonical form.
+    #[error("the stored bytes are not the record's canonical (RFC 8785) form")]
+    NotCanonical,
+    /// The record's self-hash does not match its content.
+    #[error("its content hashes to {actual}, but it says {claimed}")]
+    SelfHashMismatch {
+        /// The hash the record carries.
+        claimed: String,
+        /// What its content hashes to.
+        actual: String,
+    },
+    /// The record does not name its predecessor.
+    #[error("it names {claimed} as its predecessor, but the record before it is {expected}")]
+    BrokenLink {
+        /// What it names.
+        claimed: String,
+        /// The actual predecessor's hash.
+        expected: String,
+    },
+    /// A column disagrees with the record it indexes.
+    #[error("the {column} column says {column_value:?} but the record says {record_value:?}")]
+    ColumnMismatch {
+        /// The column.
+        column: &'static str,
+        /// Its value.
+        column_value: String,
+        /// The record's.
+        record_value: String,
+    },
+    /// Records are missing before this one.
+    #[error("records {from}..={to} are missing")]
+    Gap {
+        /// First missing position.
+        from: i64,
+        /// Last missing position.
+        to: i64,
+    },
+}
+
+/// The first broken record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("evidence ledger record {seq} ({kind}) is broken: {problem}")]
+pub struct LedgerBreak {
+    /// Its position.
+    pub seq: i64,
+    /// Its kind column.
+    pub kind: String,
+    /// What is wrong.
+    pub problem: LedgerProblem,
+}
+
+/// The outcome of [`verify_ledger`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerReport {
+    /// Records checked.
+    pub records: u64,
+    /// The first broken record, if any.
+    pub first_break: Option<LedgerBreak>,
+    /// The last record's hash (the head of the chain).
+    pub head: String,
+}
+
+/// A column as text whatever its stored type (a raw edit may change it); a mismatch with the
+/// record then names the column.
+fn text_column(row: &rusqlite::Row<'_>, index: usize) -> Result<String, rusqlite::Error> {
+    Ok(match row.get_ref(index)? {
+        rusqlite::types::ValueRef::Text(bytes) | rusqlite::types::ValueRef::Blob(bytes) => {
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+        rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+        rusqlite::types::ValueRef::Real(x) => x.to_string(),
+        rusqlite::types::ValueRef::Null => String::new(),
+    })
+}
+
+/// Re-checks every record in order: canonical form, self-hash, link to its predecessor, the
+/// indexed columns, and that no position is missing (also after the last record, from SQLite's
+/// own counter of issued positions).
+pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, rusqlite::Error> {
+    verify_ledger_with(connection, |_, _, _| {})
+}
+
+/// [`verify_ledger`], handing each record that passed (position, kind, parsed record) to
+/// `each_intact` before going on: the audit checks schemas and types there without parsing or
+/// hashing anything twice.
+pub fn verify_ledger_with(
+    connection: &rusqlite::Connection,
+    mut each_intact: impl FnMut(i64, &str, &Value),
+) -> Result<LedgerReport, rusqlite::Error> {
+    let mut statement = connection.prepare(
+        "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger ORDER BY seq",
+    )?;
+    let mut rows = statement.query([])?;
+    let mut expected_previous = GENESIS_HASH.to_owned();
+    let mut expected_seq = 1i64;
+    let mut records = 0u64;
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let kind = text_column(row, 1)?;
+        let record_hash = text_column(row, 2)?;
+        let previous_hash = text_column(row, 3)?;
+        // Read whatever is stored: an edit behind SQLite's back may even change the type.
+        let bytes: Vec<u8> = match row.get_ref(4)? {
+            rusqlite::types::ValueRef::Blob(bytes) | rusqlite::types::ValueRef::Text(bytes) => {
+                bytes.to_vec()
+            }
+            _ => Vec::new(),
+        };
+        let broken = |problem| {
+            Ok(LedgerReport {
+                records,
+                first_break: Some(LedgerBreak {
+                    seq,
+                    kind: kind.clone(),
+                    problem,
+                }),
+                head: expected_previous.clone(),
+            })
+        };
+        if seq != expected_seq {
+            return broken(LedgerProblem::Gap {
+                from: expected_seq,
+                to: seq - 1,
+            });
+        }
+        let value = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => return broken(LedgerProblem::NotAnObject),
+        };
+        let Ok(forms) = canonical_forms(&value) else {
+            return broken(LedgerProblem::NotCanonical);
+        };
+        if forms.full != bytes {
+            return broken(LedgerProblem::NotCanonical);
+        }
+        let Value::Object(record) = &value else {
+            unreachable!("checked above")
+        };
+        let field = |record: &Map<String, Value>, name: &str| {
+            record
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let claimed = field(record, "record_hash");
+        let actual = forms.self_hash().to_hex();
+        if claimed != actual {
+            return broken(LedgerProblem::SelfHashMismatch { claimed, actual });
+        }
+        let named_previous = field(record, "previous_hash");
+        if named_previous != expected_previous {
+            return broken(LedgerProblem::BrokenLink {
+                claimed: named_previous,
+                expected: expected_previous.clone(),
+            });
+        }
+        for (column, column_value, record_value) in [
+            ("record_hash", &record_hash, &claimed),
+            ("previous_hash", &previous_hash, &named_previous),
+            ("kind", &kind, &field(record, "kind")),
+        ] {
+            if column_value != record_value {
+                return broken(LedgerProblem::ColumnMismatch {
+                    column,
+                    column_value: column_value.clone(),
+                    record_value: record_value.clone(),
+                });
+            }
+        }
+        each_intact(seq, &kind, &value);
+        expected_previous = claimed;
+        expected_seq += 1;
+        records += 1;
+    }
+    // Positions issued after the last record (the tail deleted).
+    let issued: i64 = connection
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'evidence_ledger'",
+            [],
+            |row| row.get(0),
+        )
+        .or_else(|error| match error {
+            rusqlite::Error::QueryReturnedNoRows => Ok(0),
+            other => Err(other),
+        })?;
+    let first_break = (issued >= expected_seq).then(|| LedgerBreak {
+        seq: expected_seq,
+        kind: "(missing)".to_owned(),
+        problem: LedgerProblem::Gap {
+            from: expected_seq,
+            to: issued,
+        },
+    });
+    Ok(LedgerReport {
+        records,
+        first_break,
+        head: expected_previous,
+    })
+}

@@ -1,0 +1,27 @@
+//! adamviz's store: the content-addressed object store under the data directory
+//! (`objects`), the SQLite database with its migrations (`db`), and the append-only evidence
+//! ledger in it (`ledger`), the revisions, attempts and bundles (`repository`), and the
+//! whole-store audit (`audit`), the accounts' sessions (`sessions`).
+//!
+//! The seam a second database plugs into: the web crate's use cases call functions here and
+//! hold no SQL of their own.
+
+// The other crates under the names the modules have always used (`crate::domain::…`).
+use adamviz_engine::runner;
+use adamviz_evidence as evidence;
+use adamviz_model as domain;
+
+pub mod accounts;
+pub mod audit;
+pub mod copies;
+pub mod datasets;
+pub mod db;
+pub mod history;
+pub mod ledger;
+pub mod login_failures;
+pub mod objects;
+pub mod owner;
+pub mod repository;
+pub mod revision_views;
+pub mod sessions;
+pub mod signatures;

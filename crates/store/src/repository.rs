@@ -1,0 +1,824 @@
+//! The repository of uploads, specs, revisions, attempts and accepted artifact bundles. Every
+//! function works inside the caller's transaction, so the service composes them into the steps
+//! of the flow (one transaction each). The database refuses what must never happen (see the
+//! triggers of `migrations/0002_revisions.sql`); these functions also say why in typed errors.
+
+use std::io::Read as _;
+
+use rusqlite::{params, OptionalExtension, Transaction};
+use sha2::{Digest, Sha256};
+
+use crate::{
+    domain::{
+        digest::Sha256Digest,
+        ids::{AttemptId, RevisionId},
+    },
+    evidence::actor::Actor,
+    evidence::{
+        artifact_bundle::ArtifactBundleRecord,
+        execution_attempt::{AttemptEvent, AttemptFacts, ExecutionAttemptRecord},
+        revision_context::RevisionInputs,
+        revision_lifecycle::{PromotionBasis, RevisionLifecycleRecord},
+    },
+    ledger::{append_evidence, utc_now, AppendEvidenceError},
+    objects::{ObjectStore, ObjectStoreError},
+};
+
+pub use crate::{
+    domain::revision::RevisionStatus,
+    evidence::artifact_bundle::{ArtifactRef, BundleArtifacts, BundleToAccept},
+};
+
+/// A stored revision.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Revision {
+    /// `rev-` and 32 hex digits.
+    pub id: RevisionId,
+    /// The confirmed spec.
+    pub spec_hash: String,
+    /// Its status.
+    pub status: RevisionStatus,
+    /// Moves on by one with every change.
+    pub version: i64,
+    /// The compiled script.
+    pub script_hash: String,
+    /// The stored snapshot CSV.
+    pub snapshot_id: String,
+    /// The canonical snapshot hash.
+    pub snapshot_hash: String,
+    /// The execution request's record hash.
+    pub request_hash: Option<String>,
+    /// The image hash, bound when the bundle is accepted.
+    pub image_hash: Option<String>,
+    /// The analytical hash, bound when the bundle is accepted.
+    pub analytical_hash: Option<String>,
+    /// When it was materialized.
+    pub created_at: String,
+}
+
+/// A stored attempt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Attempt {
+    /// `att-` and 32 hex digits, derived from the revision and the idempotency key.
+    pub id: AttemptId,
+    /// Its revision.
+    pub revision_id: RevisionId,
+    /// The fingerprint of the request and supplied inputs.
+    pub fingerprint: String,
+    /// The revision version captured at start.
+    pub captured_version: i64,
+    /// `active`, `succeeded` or `failed`.
+    pub state: String,
+    /// Why it failed.
+    pub reason: Option<String>,
+}
+
+/// Reads an id column through the id's parser: ids are stored as their text, and a malformed id
+/// in the database is a read error, never a value.
+pub(crate) fn id_at<T>(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    let text: String = row.get(index)?;
+    text.parse().map_err(|error| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            Box::new(error),
+        )
+    })
+}
+
+/// Why the repository refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    /// No such revision.
+    #[error("there is no revision {0}")]
+    NoRevision(RevisionId),
+    /// No such attempt.
+    #[error("there is no attempt {0}")]
+    NoAttempt(AttemptId),
+    /// Attempts start only for Draft revisions.
+    #[error("revision {revision} is {status:?}; governed execution starts only for a draft")]
+    NotDraft {
+        /// The revision.
+        revision: RevisionId,
+        /// Its status.
+        status: RevisionStatus,
+    },
+    /// Another attempt is active.
+    #[error("revision {revision} already has an active attempt {attempt}")]
+    AnotherActiveAttempt {
+        /// The revision.
+        revision: RevisionId,
+        /// The active attempt.
+        attempt: AttemptId,
+    },
+    /// The idempotency key was used with other inputs.
+    #[error("idempotency key already used for attempt {attempt} with other inputs (fingerprint {existing}, now {offered})")]
+    KeyReusedWithOtherInputs {
+        /// The attempt.
+        attempt: AttemptId,
+        /// Its fingerprint.
+        existing: String,
+        /// The one offered now.
+        offered: String,
+    },
+    /// The attempt is not active (already terminal).
+    #[error("attempt {0} is not active")]
+    AttemptNotActive(AttemptId),
+    /// The revision changed since the attempt started.
+    #[error(
+        "revision {revision} is at version {actual}, the attempt captured {captured}; not promoted"
+    )]
+    StaleVersion {
+        /// The revision.
+        revision: RevisionId,
+        /// Version captured at start.
+        captured: i64,
+        /// Version now.
+        actual: i64,
+    },
+    /// A Draft revision needs its execution request.
+    #[error("revision {0} has fixed scales (Draft) but no execution request")]
+    DraftWithoutRequest(RevisionId),
+    /// An artifact of the bundle is missing or corrupt in the object store.
+    #[error("artifact {name} of the bundle cannot be accepted: {source}")]
+    Artifact {
+        /// Its file name.
+        name: String,
+        /// What the store said.
+        #[source]
+        source: ObjectStoreError,
+    },
+    /// An artifact's stored size differs from the one offered.
+    #[error("artifact {name} is {actual} bytes in the store but the bundle says {offered}")]
+    ArtifactSize {
+        /// Its file name.
+        name: String,
+        /// The size offered.
+        offered: u64,
+        /// The stored size.
+        actual: u64,
+    },
+    /// A stored revision's inputs are not the JSON they must be.
+    #[error("revision {revision} has unreadable inputs: {detail}")]
+    Inputs {
+        /// The revision.
+        revision: RevisionId,
+        /// Why.
+        detail: String,
+    },
+    /// The evidence record of a change could not be appended.
+    #[error(transparent)]
+    Evidence(#[from] AppendEvidenceError),
+    /// SQLite refused (a trigger names the rule).
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// A fresh revision id from the system's random source.
+pub fn new_revision_id() -> RevisionId {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // Unique enough without a random source: time and process.
+        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        bytes.copy_from_slice(&Sha256::digest(seed.as_bytes())[..16]);
+    }
+    RevisionId::from_random_bytes(bytes)
+}
+
+/// The attempt id of `idempotency_key` for `revision_id`: the same key always names the same
+/// attempt of a revision.
+pub fn attempt_id_for(revision_id: &RevisionId, idempotency_key: &str) -> AttemptId {
+    AttemptId::for_key(revision_id, idempotency_key)
+}
+
+/// Records an upload (once per content hash).
+pub fn insert_upload(
+    transaction: &Transaction<'_>,
+    content_hash: &Sha256Digest,
+    classification: &str,
+    file_name: &str,
+    size: u64,
+) -> Result<(), RepositoryError> {
+    transaction.execute(
+        "INSERT OR IGNORE INTO uploads (content_hash, classification, file_name, size, stored_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            content_hash.to_hex(),
+            classification,
+            file_name,
+            size as i64,
+            utc_now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records a confirmed spec (once per spec hash).
+pub fn insert_spec(
+    transaction: &Transaction<'_>,
+    spec_hash: &Sha256Digest,
+    content_hash: &Sha256Digest,
+    canonical: &[u8],
+) -> Result<(), RepositoryError> {
+    transaction.execute(
+        "INSERT OR IGNORE INTO specs (spec_hash, content_hash, spec, confirmed_at)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![
+            spec_hash.to_hex(),
+            content_hash.to_hex(),
+            canonical,
+            utc_now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// What a new revision binds.
+#[derive(Debug, Clone)]
+pub struct NewRevision {
+    /// Its id (see [`new_revision_id`]).
+    pub id: RevisionId,
+    /// The confirmed spec.
+    pub spec_hash: Sha256Digest,
+    /// Free y-scales: Experimental/Draft.
+    pub free_scale: bool,
+    /// The compiled script.
+    pub script_hash: Sha256Digest,
+    /// The stored snapshot CSV.
+    pub snapshot_id: Sha256Digest,
+    /// The canonical snapshot hash.
+    pub snapshot_hash: Sha256Digest,
+    /// The execution request's record hash (none for free scales).
+    pub request_hash: Option<Sha256Digest>,
+    /// Source metadata and profile warnings, kept for the revision's context.
+    pub inputs: RevisionInputs,
+    /// Who created it.
+    pub actor: Actor,
+    /// The revision it revises, if any.
+    pub parent: Option<RevisionId>,
+}
+
+/// Creates a revision at version 1, Draft or Experimental/Draft, and appends its
+/// `revision_lifecycle` creation record. A Draft must name its execution request.
+pub fn create_revision(
+    transaction: &Transaction<'_>,
+    new: &NewRevision,
+) -> Result<Revision, RepositoryError> {
+    let status = if new.free_scale {
+        RevisionStatus::ExperimentalDraft
+    } else {
+        RevisionStatus::Draft
+    };
+    if status == RevisionStatus::Draft && new.request_hash.is_none() {
+        return Err(RepositoryError::DraftWithoutRequest(new.id.clone()));
+    }
+    let inputs = serde_json::to_vec(&new.inputs).map_err(|e| RepositoryError::Inputs {
+        revision: new.id.clone(),
+        detail: e.to_string(),
+    })?;
+    let now = utc_now();
+    // The record first: the database admits the row only when its record is there.
+    append_evidence(
+        transaction,
+        RevisionLifecycleRecord::created(
+            new.id.clone(),
+            status,
+            new.spec_hash,
+            new.parent.clone(),
+            now.clone(),
+            new.actor.clone(),
+        ),
+    )?;
+    transaction.execute(
+        "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
+                                snapshot_hash, request_hash, created_at, inputs, author_name,
+                                parent_id)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            new.id.as_str(),
+            new.spec_hash.to_hex(),
+            status.as_str(),
+            new.script_hash.to_hex(),
+            new.snapshot_id.to_hex(),
+            new.snapshot_hash.to_hex(),
+            new.request_hash.map(|h| h.to_hex()),
+            now,
+            inputs,
+            new.actor.account_name,
+            new.parent.as_ref().map(RevisionId::as_str)
+        ],
+    )?;
+    get_revision(transaction, &new.id)?.ok_or_else(|| RepositoryError::NoRevision(new.id.clone()))
+}
+
+/// The source metadata and profile warnings kept with revision `id`.
+pub fn get_revision_inputs(
+    connection: &rusqlite::Connection,
+    id: &RevisionId,
+) -> Result<Option<RevisionInputs>, RepositoryError> {
+    let bytes: Option<Option<Vec<u8>>> = connection
+        .query_row(
+            "SELECT inputs FROM revisions WHERE id = ?1",
+            [id.as_str()],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let Some(bytes) = bytes.flatten() else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| RepositoryError::Inputs {
+            revision: id.to_owned(),
+            detail: e.to_string(),
+        })
+}
+
+const REVISION_COLUMNS: &str = "id, spec_hash, status, version, script_hash, snapshot_id,
+    snapshot_hash, request_hash, pending_image_hash, pending_analytical_hash, created_at";
+
+/// A status column; a value the schema's CHECK should have refused is a read error, never a
+/// guess.
+fn status_column(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<RevisionStatus> {
+    let text: String = row.get(index)?;
+    RevisionStatus::parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            format!("unknown revision status {text:?}").into(),
+        )
+    })
+}
+
+fn revision_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Revision> {
+    Ok(Revision {
+        id: id_at(row, 0)?,
+        spec_hash: row.get(1)?,
+        status: status_column(row, 2)?,
+        version: row.get(3)?,
+        script_hash: row.get(4)?,
+        snapshot_id: row.get(5)?,
+        snapshot_hash: row.get(6)?,
+        request_hash: row.get(7)?,
+        image_hash: row.get(8)?,
+        analytical_hash: row.get(9)?,
+        created_at: row.get(10)?,
+    })
+}
+
+/// Whether revision `id` exists.
+pub fn revision_exists(
+    connection: &rusqlite::Connection,
+    id: &RevisionId,
+) -> Result<bool, rusqlite::Error> {
+    connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM revisions WHERE id = ?1)",
+        [id.as_str()],
+        |row| row.get(0),
+    )
+}
+
+/// The revision `id`.
+pub fn get_revision(
+    connection: &rusqlite::Connection,
+    id: &RevisionId,
+) -> Result<Option<Revision>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            &format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE id = ?1"),
+            [id.as_str()],
+            revision_from,
+        )
+        .optional()?)
+}
+
+/// Every revision, newest first.
+pub fn list_revisions(connection: &rusqlite::Connection) -> Result<Vec<Revision>, RepositoryError> {
+    let mut statement = connection.prepare(&format!(
+        "SELECT {REVISION_COLUMNS} FROM revisions ORDER BY created_at DESC, id"
+    ))?;
+    let rows = statement.query_map([], revision_from)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn attempt_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attempt> {
+    Ok(Attempt {
+        id: id_at(row, 0)?,
+        revision_id: id_at(row, 1)?,
+        fingerprint: row.get(2)?,
+        captured_version: row.get(3)?,
+        state: row.get(4)?,
+        reason: row.get(5)?,
+    })
+}
+
+/// The attempt `id`.
+pub fn get_attempt(
+    connection: &rusqlite::Connection,
+    id: &AttemptId,
+) -> Result<Option<Attempt>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            "SELECT id, revision_id, fingerprint, captured_version, state, reason
+             FROM attempts WHERE id = ?1",
+            [id.as_str()],
+            attempt_from,
+        )
+        .optional()?)
+}
+
+/// The latest attempt of revision `revision_id`, if any.
+pub fn latest_attempt(
+    connection: &rusqlite::Connection,
+    revision_id: &RevisionId,
+) -> Result<Option<Attempt>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            "SELECT id, revision_id, fingerprint, captured_version, state, reason
+             FROM attempts WHERE revision_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            [revision_id.as_str()],
+            attempt_from,
+        )
+        .optional()?)
+}
+
+/// The canonical JSON of the confirmed spec `spec_hash`, if stored.
+pub fn get_spec(
+    connection: &rusqlite::Connection,
+    spec_hash: &str,
+) -> Result<Option<Vec<u8>>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            "SELECT spec FROM specs WHERE spec_hash = ?1",
+            [spec_hash],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+/// Whether [`start_attempt`] began an attempt or found the one this key already named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartOutcome {
+    /// A new active attempt.
+    Started(Attempt),
+    /// The same key and inputs: the existing attempt.
+    Existing(Attempt),
+}
+
+/// The facts every evidence record of `attempt` repeats.
+fn attempt_facts(
+    connection: &rusqlite::Connection,
+    attempt: &Attempt,
+    actor: &Actor,
+) -> Result<AttemptFacts, RepositoryError> {
+    let revision = get_revision(connection, &attempt.revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
+    let request_hash = revision
+        .request_hash
+        .and_then(|hash| Sha256Digest::try_from(hash).ok())
+        .ok_or_else(|| RepositoryError::DraftWithoutRequest(revision.id.clone()))?;
+    let fingerprint = Sha256Digest::try_from(attempt.fingerprint.clone())
+        .map_err(|_| RepositoryError::NoAttempt(attempt.id.clone()))?;
+    Ok(AttemptFacts {
+        revision_id: attempt.revision_id.clone(),
+        attempt_id: attempt.id.clone(),
+        request_hash,
+        fingerprint,
+        captured_version: attempt.captured_version,
+        actor: actor.clone(),
+    })
+}
+
+/// Starts attempt `attempt_id` (see [`attempt_id_for`]) of a Draft revision, capturing its
+/// version, and appends its `execution_attempt` start record. The same key with the same
+/// fingerprint returns the existing attempt; with another fingerprint it is refused; so is a
+/// second active attempt.
+pub fn start_attempt(
+    transaction: &Transaction<'_>,
+    revision_id: &RevisionId,
+    attempt_id: &AttemptId,
+    fingerprint: &Sha256Digest,
+    lease: &AttemptLease,
+    actor: &Actor,
+) -> Result<StartOutcome, RepositoryError> {
+    if let Some(existing) = get_attempt(transaction, attempt_id)? {
+        if existing.fingerprint == fingerprint.to_hex() && existing.revision_id == *revision_id {
+            return Ok(StartOutcome::Existing(existing));
+        }
+        return Err(RepositoryError::KeyReusedWithOtherInputs {
+            attempt: attempt_id.to_owned(),
+            existing: existing.fingerprint,
+            offered: fingerprint.to_hex(),
+        });
+    }
+    let revision = get_revision(transaction, revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(revision_id.to_owned()))?;
+    if revision.status != RevisionStatus::Draft {
+        return Err(RepositoryError::NotDraft {
+            revision: revision_id.to_owned(),
+            status: revision.status,
+        });
+    }
+    let active: Option<AttemptId> = transaction
+        .query_row(
+            "SELECT id FROM attempts WHERE revision_id = ?1 AND state = 'active'",
+            [revision_id.as_str()],
+            |row| id_at(row, 0),
+        )
+        .optional()?;
+    if let Some(attempt) = active {
+        return Err(RepositoryError::AnotherActiveAttempt {
+            revision: revision_id.to_owned(),
+            attempt,
+        });
+    }
+    let now = utc_now();
+    let request_hash = revision
+        .request_hash
+        .as_ref()
+        .and_then(|hash| Sha256Digest::try_from(hash.clone()).ok())
+        .ok_or_else(|| RepositoryError::DraftWithoutRequest(revision.id.clone()))?;
+    let facts = AttemptFacts {
+        revision_id: revision_id.to_owned(),
+        attempt_id: attempt_id.to_owned(),
+        request_hash,
+        fingerprint: *fingerprint,
+        captured_version: revision.version,
+        actor: actor.clone(),
+    };
+    // The record first: the database admits the row only when its record is there.
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(facts, AttemptEvent::Started, None, None, now.clone()),
+    )?;
+    transaction.execute(
+        "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at,
+                               owner, lease_until)
+         VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7)",
+        params![
+            attempt_id.as_str(),
+            revision_id.as_str(),
+            fingerprint.to_hex(),
+            revision.version,
+            now,
+            lease.owner,
+            lease.until
+        ],
+    )?;
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    Ok(StartOutcome::Started(attempt))
+}
+
+/// Ends an active attempt as failed, with `reason` (and the verification, when one was made),
+/// and appends its `execution_attempt` failure record; the revision stays as it is
+/// (retryable).
+pub fn fail_attempt(
+    transaction: &Transaction<'_>,
+    attempt_id: &AttemptId,
+    reason: &str,
+    verification_hash: Option<Sha256Digest>,
+    actor: &Actor,
+) -> Result<(), RepositoryError> {
+    let now = utc_now();
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    if attempt.state != "active" {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    let facts = attempt_facts(transaction, &attempt, actor)?;
+    // The record first: the database admits the change only when its record is there.
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(
+            facts,
+            AttemptEvent::Failed,
+            verification_hash,
+            Some(reason.to_owned()),
+            now.clone(),
+        ),
+    )?;
+    let changed = transaction.execute(
+        "UPDATE attempts SET state = 'failed', reason = ?2, ended_at = ?3
+         WHERE id = ?1 AND state = 'active'",
+        params![attempt_id.as_str(), reason, now],
+    )?;
+    if changed == 0 {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    Ok(())
+}
+
+/// What a completion recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completed {
+    /// The revision, now Verified.
+    pub revision: Revision,
+    /// The `artifact_bundle` record.
+    pub bundle_hash: Sha256Digest,
+    /// The `revision_lifecycle` promotion record.
+    pub lifecycle_hash: Sha256Digest,
+}
+
+/// Re-reads every artifact of `bundle` from the store (re-hashing it) and checks its size.
+fn check_artifacts(objects: &ObjectStore, bundle: &BundleToAccept) -> Result<(), RepositoryError> {
+    for artifact in bundle.artifacts.all() {
+        let bytes = objects
+            .get(&artifact.sha256)
+            .map_err(|source| RepositoryError::Artifact {
+                name: artifact.name.clone(),
+                source,
+            })?;
+        if bytes.len() as u64 != artifact.size {
+            return Err(RepositoryError::ArtifactSize {
+                name: artifact.name.clone(),
+                offered: artifact.size,
+                actual: bytes.len() as u64,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// In the caller's transaction: re-checks the bundle's bytes in the store, accepts the bundle
+/// (its `artifact_bundle` record and row), ends the attempt as succeeded (row and record) and
+/// promotes the revision to Verified at the captured version (lifecycle record, then the row;
+/// refused if the revision moved on). The triggers refuse each row change whose record is
+/// missing.
+pub fn complete_verified(
+    transaction: &Transaction<'_>,
+    objects: &ObjectStore,
+    attempt_id: &AttemptId,
+    bundle: &BundleToAccept,
+    actor: &Actor,
+) -> Result<Completed, RepositoryError> {
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    if attempt.state != "active" {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    let revision = get_revision(transaction, &attempt.revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
+    if revision.version != attempt.captured_version {
+        return Err(RepositoryError::StaleVersion {
+            revision: revision.id,
+            captured: attempt.captured_version,
+            actual: revision.version,
+        });
+    }
+    check_artifacts(objects, bundle)?;
+    let now = utc_now();
+    let record = append_evidence(
+        transaction,
+        ArtifactBundleRecord::new(
+            revision.id.clone(),
+            attempt_id.to_owned(),
+            bundle,
+            now.clone(),
+        ),
+    )?;
+    let bundle_hash = *record.record_hash();
+    let artifacts = &bundle.artifacts;
+    transaction.execute(
+        "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
+                                       statistics_hash, environment_hash, snapshot_id,
+                                       verification_hash, record_hash, accepted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            revision.id.as_str(),
+            attempt_id.as_str(),
+            artifacts.script.sha256.to_hex(),
+            artifacts.plot.sha256.to_hex(),
+            artifacts.statistics.sha256.to_hex(),
+            artifacts.environment.sha256.to_hex(),
+            artifacts.snapshot.sha256.to_hex(),
+            bundle.verification_hash.to_hex(),
+            bundle_hash.to_hex(),
+            now
+        ],
+    )?;
+    let facts = attempt_facts(transaction, &attempt, actor)?;
+    append_evidence(
+        transaction,
+        ExecutionAttemptRecord::new(
+            facts,
+            AttemptEvent::Succeeded,
+            Some(bundle.verification_hash),
+            None,
+            now.clone(),
+        ),
+    )?;
+    transaction.execute(
+        "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
+        params![attempt_id.as_str(), now],
+    )?;
+    let spec_hash = Sha256Digest::try_from(revision.spec_hash.clone())
+        .map_err(|_| RepositoryError::NoRevision(revision.id.clone()))?;
+    let lifecycle = append_evidence(
+        transaction,
+        RevisionLifecycleRecord::verified(
+            revision.id.clone(),
+            attempt.captured_version + 1,
+            spec_hash,
+            PromotionBasis {
+                attempt_id: attempt_id.to_owned(),
+                bundle_hash,
+                verification_hash: bundle.verification_hash,
+            },
+            now,
+            actor.clone(),
+        ),
+    )?;
+    let promoted = transaction.execute(
+        "UPDATE revisions SET status = 'verified', version = version + 1,
+                pending_image_hash = ?3, pending_analytical_hash = ?4
+         WHERE id = ?1 AND version = ?2 AND status = 'draft'",
+        params![
+            revision.id.as_str(),
+            attempt.captured_version,
+            artifacts.plot.sha256.to_hex(),
+            bundle.analytical_hash.to_hex()
+        ],
+    )?;
+    if promoted == 0 {
+        let now = get_revision(transaction, &revision.id)?
+            .ok_or_else(|| RepositoryError::NoRevision(revision.id.clone()))?;
+        return Err(RepositoryError::StaleVersion {
+            revision: revision.id,
+            captured: attempt.captured_version,
+            actual: now.version,
+        });
+    }
+    let revision = get_revision(transaction, &revision.id)?
+        .ok_or_else(|| RepositoryError::NoRevision(revision.id))?;
+    Ok(Completed {
+        revision,
+        bundle_hash,
+        lifecycle_hash: *lifecycle.record_hash(),
+    })
+}
+
+/// The reason recorded for attempts reconciled at start.
+pub const RECONCILED_AT_START: &str =
+    "the process running this attempt is gone (or its lease expired) before it ended; reconciled at start";
+
+/// Who holds a new attempt, and until when (see `store::owner`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptLease {
+    /// The owning process (`ProcessIdentity::to_column`).
+    pub owner: String,
+    /// RFC 3339 UTC end of the lease.
+    pub until: String,
+}
+
+impl AttemptLease {
+    /// This process, for `duration` from now.
+    pub fn of_this_process(duration: std::time::Duration) -> Self {
+        // The same format as `utc_now`, so that the two compare as text.
+        let until = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now() + duration);
+        Self {
+            owner: crate::owner::ProcessIdentity::current().to_column(),
+            until: until.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+        }
+    }
+}
+
+/// Marks every active attempt whose owner is gone (or, for an owner that cannot be checked,
+/// whose lease has expired) as failed with `reason`, each with its failure record; returns
+/// their ids. Their revisions stay as they were, so they can be retried. Attempts of a live
+/// process sharing the data directory are left alone.
+pub fn reconcile_active_attempts(
+    transaction: &Transaction<'_>,
+    reason: &str,
+) -> Result<Vec<AttemptId>, RepositoryError> {
+    let now = utc_now();
+    let ids: Vec<AttemptId> = {
+        let mut statement = transaction.prepare(
+            "SELECT id, owner, lease_until FROM attempts WHERE state = 'active'
+             ORDER BY started_at, id",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                id_at::<AttemptId>(row, 0)?,
+                row.get::<_, Option<String>>(1)?,
+                row.get::<_, Option<String>>(2)?,
+            ))
+        })?;
+        rows.filter(|row| {
+            row.as_ref().map_or(true, |(_, owner, lease)| {
+                crate::owner::is_abandoned(owner.as_deref(), lease.as_deref(), &now)
+            })
+        })
+        .map(|row| row.map(|(id, _, _)| id))
+        .collect::<Result<_, _>>()?
+    };
+    for id in &ids {
+        fail_attempt(transaction, id, reason, None, &Actor::system())?;
+    }
+    Ok(ids)
+}
