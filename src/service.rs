@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod confirm;
 pub mod datasets;
 pub mod drafts;
+pub mod error;
 pub mod execution;
 pub mod history;
 pub mod installation_key;

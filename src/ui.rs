@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod components;
 pub mod datasets;
 pub mod drafts;
 pub mod evidence;

@@ -20,7 +20,7 @@ use adamviz::{
         snapshot::{take_snapshot, SnapshotValue},
         table::Table,
     },
-    question::confirmation::apply_answer,
+    question::answer::apply_text_answer,
 };
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
@@ -177,7 +177,7 @@ fn the_record_question_is_enforced_by_confirmation() {
     let base = draft(data, "systolic blood pressure by visit and treatment").spec;
     let confirm_with = |answer: &str| {
         let mut spec = base.clone();
-        apply_answer(
+        apply_text_answer(
             &mut spec,
             &data.profile,
             "records_per_subject_visit",
@@ -306,14 +306,14 @@ fn a_text_valued_or_unnamed_parameter_is_never_a_silent_default() {
     );
     // Answering it gives a spec that confirms once the record question is answered too.
     let mut spec = interpretation.spec.clone();
-    apply_answer(&mut spec, &data.profile, "parameter", "QTCFR").unwrap();
+    apply_text_answer(&mut spec, &data.profile, "parameter", "QTCFR").unwrap();
     assert_eq!(spec.unit.as_deref(), Some("ms"));
     assert!(
         spec.title.starts_with("QTcF - Fridericia"),
         "{}",
         spec.title
     );
-    apply_answer(
+    apply_text_answer(
         &mut spec,
         &data.profile,
         "records_per_subject_visit",
@@ -322,8 +322,8 @@ fn a_text_valued_or_unnamed_parameter_is_never_a_silent_default() {
     .unwrap();
     confirm_spec(&spec, &data.table, data.hash).unwrap();
     // The text parameter itself is refused with the reason, not "no record to plot".
-    apply_answer(&mut spec, &data.profile, "parameter", "EGINTP").unwrap();
-    apply_answer(&mut spec, &data.profile, "records_per_subject_visit", "one").unwrap();
+    apply_text_answer(&mut spec, &data.profile, "parameter", "EGINTP").unwrap();
+    apply_text_answer(&mut spec, &data.profile, "records_per_subject_visit", "one").unwrap();
     let errors = confirm_spec(&spec, &data.table, data.hash).unwrap_err();
     assert!(
         matches!(errors.as_slice(), [SpecError::NoValueToPlot { .. }]),

@@ -21,7 +21,7 @@ use adamviz::{
         },
         table::{Column, ColumnData, NumericCell, SasMissing, SourceFormat, Table},
     },
-    question::{confirmation::apply_answer, matcher::propose_draft},
+    question::{answer::apply_text_answer, matcher::propose_draft},
 };
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
@@ -226,7 +226,7 @@ fn each_invalid_choice_gets_its_precise_error() {
     for (answers, expected) in cases {
         let mut spec = draft("ALT over time by arm");
         for (id, answer) in answers {
-            apply_answer(&mut spec, &p.profile, id, answer).unwrap();
+            apply_text_answer(&mut spec, &p.profile, id, answer).unwrap();
         }
         let errors = confirm_spec(&spec, &p.table, p.hash).unwrap_err();
         let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();

@@ -348,7 +348,7 @@ fn run_and_verify(
 /// reason.
 #[test]
 fn several_records_under_a_one_record_spec_fail_exactly_independent_statistics() {
-    use adamviz::{domain::spec::RecordsPerSubjectVisit, question::confirmation::apply_answer};
+    use adamviz::{domain::spec::RecordsPerSubjectVisit, question::answer::apply_text_answer};
     let bytes = study_shapes::csv(&study_shapes::vital_signs());
     let hash = sha256(&bytes);
     let table = adamviz::ingest::read_dataset(&bytes).unwrap();
@@ -357,7 +357,7 @@ fn several_records_under_a_one_record_spec_fail_exactly_independent_statistics()
         adamviz::ingest::draft::draft_spec("systolic blood pressure by visit", &profile, &table)
             .unwrap()
             .spec;
-    apply_answer(&mut draft, &profile, "records_per_subject_visit", "every").unwrap();
+    apply_text_answer(&mut draft, &profile, "records_per_subject_visit", "every").unwrap();
     let every = adamviz::ingest::confirm::confirm_spec(&draft, &table, hash).unwrap();
 
     let (result, verification, _) = run_and_verify(&every, &table, &hash);

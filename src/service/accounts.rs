@@ -10,7 +10,9 @@ use crate::store::{
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use chrono::{DateTime, Duration, Utc};
 
-use crate::domain::account::{check_duties, check_name, check_password, Account, Role};
+use crate::domain::account::{
+    check_duties, check_name, check_password, Account, AccountRuleError, Role,
+};
 
 /// How long a password set by an administrator works before its owner replaces it, unless the
 /// server or the command line is told otherwise.
@@ -99,11 +101,11 @@ pub enum AccountError {
         /// The name given.
         name: String,
         /// The rule.
-        reason: String,
+        reason: AccountRuleError,
     },
     /// The password breaks the password rule.
     #[error("password: {0}")]
-    WeakPassword(String),
+    WeakPassword(AccountRuleError),
     /// Another account has this name.
     #[error("there is already an account named {0:?}")]
     NameTaken(String),
@@ -118,7 +120,7 @@ pub enum AccountError {
     LastAdmin(String),
     /// Separation of duties: admin with author or reviewer.
     #[error("{0}")]
-    Duties(String),
+    Duties(AccountRuleError),
     /// Hashing failed.
     #[error("the password could not be hashed: {0}")]
     Hash(String),
@@ -195,8 +197,17 @@ pub use crate::store::accounts::{
     account_by_id, account_count, list_accounts, role_grant_at, RoleGrant, SecurityEvent,
 };
 use crate::store::accounts::{end_sessions, find_by_name};
-/// Whether a session is still stored and unexpired (the event stream re-checks it).
-pub use crate::store::sessions::session_is_stored;
+/// Whether session `id` is still stored and unexpired (the event stream re-checks it: a logout
+/// or a disabled account deletes it).
+pub async fn session_still_stored(
+    database: &crate::store::db::Database,
+    id: String,
+) -> Result<bool, super::error::ReadError> {
+    super::runs::on_database(database, move |connection| {
+        crate::store::sessions::session_is_stored(connection, &id)
+    })
+    .await
+}
 
 /// Appends `event` to the security log at `now`.
 pub fn record_event(
@@ -517,7 +528,7 @@ pub enum PasswordChangeError {
     WrongCurrent,
     /// The new password breaks the rule.
     #[error("{0}")]
-    Weak(String),
+    Weak(AccountRuleError),
     /// The new password is the current one.
     #[error("the new password must differ from the current one")]
     Unchanged,

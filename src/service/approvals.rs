@@ -20,7 +20,7 @@ use crate::{
     },
     evidence::approval::{ApprovalRecord, Decision, Signature, SignatureMeaning, Signer},
     store::{
-        db::{Connection, DbError, TransactionBehavior},
+        db::{Connection, DbError, Transaction, TransactionBehavior},
         ledger::append_evidence,
         repository::{get_revision, Revision},
         signatures,
@@ -147,6 +147,42 @@ pub fn sign(
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Signed, SignError> {
+    let (meaning, comment) = read_form(request)?;
+    let log = SigningLog {
+        signer,
+        remote_addr,
+        revision: request.revision_id.as_str(),
+        now,
+    };
+    // One signing check at a time in this process: the lock, the hash and the failure record
+    // are one step, so parallel guesses cannot pass the check before a failure is counted.
+    static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let signer = &check_signer(connection, &log, &request.password)?;
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    match record_signature(&transaction, signer, request, meaning, comment, now) {
+        Ok(signed) => {
+            let detail = match (request.decision, meaning) {
+                (Decision::Approved, Some(meaning)) => format!("approved ({})", meaning.as_str()),
+                _ => "changes requested".to_owned(),
+            };
+            log.record(&transaction, "signing", true, &detail)?;
+            transaction.commit()?;
+            Ok(signed)
+        }
+        Err(error) => {
+            drop(transaction);
+            log.record(connection, "signing", false, &error.to_string())?;
+            Err(error)
+        }
+    }
+}
+
+/// The form's meaning (required to approve) and comment (trimmed; required to request changes,
+/// at most 4,000 characters).
+fn read_form(
+    request: &SignRequest,
+) -> Result<(Option<SignatureMeaning>, Option<String>), SignError> {
     let comment = request
         .comment
         .as_deref()
@@ -161,63 +197,81 @@ pub fn sign(
         Decision::ChangesRequested if comment.is_none() => return Err(SignError::CommentMissing),
         Decision::ChangesRequested => None,
     };
-    let revision = request.revision_id.as_str();
-    let event = |connection: &Connection, event: &str, success: bool, detail: &str| {
+    Ok((meaning, comment))
+}
+
+/// The `signing` security events of one signing try.
+struct SigningLog<'a> {
+    signer: &'a Account,
+    remote_addr: Option<&'a str>,
+    revision: &'a str,
+    now: DateTime<Utc>,
+}
+
+impl SigningLog<'_> {
+    fn record(
+        &self,
+        connection: &Connection,
+        event: &str,
+        success: bool,
+        detail: &str,
+    ) -> Result<(), SignError> {
         record_event(
             connection,
             &SecurityEvent {
                 event,
-                account_id: Some(signer.id),
-                account_name: &signer.name,
+                account_id: Some(self.signer.id),
+                account_name: &self.signer.name,
                 actor_id: None,
                 actor_name: None,
-                remote_addr,
+                remote_addr: self.remote_addr,
                 success,
-                detail: Some(&format!("{revision}: {detail}")),
+                detail: Some(&format!("{}: {detail}", self.revision)),
             },
-            now,
-        )
-    };
-    // One signing check at a time in this process: the lock, the hash and the failure record
-    // are one step, so parallel guesses cannot pass the check before a failure is counted.
-    static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    // The account as stored now (roles and password origin), not as the session saw it.
-    let signer = &account_by_id(connection, signer.id)?
+            self.now,
+        )?;
+        Ok(())
+    }
+}
+
+/// The signer's account as stored now (roles and password origin, not as the session saw it),
+/// if it may sign with `password`: a reviewer, not an admin, with a password of its own, not
+/// locked. A wrong password is counted; the third within the window locks signing.
+fn check_signer(
+    connection: &Connection,
+    log: &SigningLog<'_>,
+    password: &str,
+) -> Result<Account, SignError> {
+    let now = log.now;
+    let signer = account_by_id(connection, log.signer.id)?
         .filter(|account| !account.disabled)
         .ok_or(SignError::NotReviewer)?;
+    let refuse = |detail: &str, error: SignError| -> Result<Account, SignError> {
+        log.record(connection, "signing", false, detail)?;
+        Err(error)
+    };
     if !signer.has(Role::Reviewer) {
-        event(connection, "signing", false, "not a reviewer")?;
-        return Err(SignError::NotReviewer);
+        return refuse("not a reviewer", SignError::NotReviewer);
     }
     if signer.has(Role::Admin) {
-        event(connection, "signing", false, "an admin account")?;
-        return Err(SignError::AdminCannotSign);
+        return refuse("an admin account", SignError::AdminCannotSign);
     }
     if signer.password_change_required || signer.password_set_by_owner_at.is_none() {
-        event(
-            connection,
-            "signing",
-            false,
+        return refuse(
             "password not chosen by its owner",
-        )?;
-        return Err(SignError::PasswordNotOwn);
+            SignError::PasswordNotOwn,
+        );
     }
     if let Some(until) = signing_locked_until(connection, signer.id, now)? {
-        event(connection, "signing", false, "locked")?;
-        return Err(SignError::Locked { until });
+        return refuse("locked", SignError::Locked { until });
     }
     let hash = signatures::password_hash(connection, signer.id)?;
-    if !password_matches(&request.password, &hash) {
-        event(connection, "signing", false, "wrong password")?;
+    if !password_matches(password, &hash) {
+        log.record(connection, "signing", false, "wrong password")?;
         let failures = counted_signing_failures(connection, signer.id, now)?;
         if failures >= MAX_FAILED_SIGNINGS {
-            event(
-                connection,
-                "signing_lockout",
-                false,
-                &format!("{MAX_FAILED_SIGNINGS} wrong passwords at signing"),
-            )?;
+            let detail = format!("{MAX_FAILED_SIGNINGS} wrong passwords at signing");
+            log.record(connection, "signing_lockout", false, &detail)?;
             return Err(SignError::Locked {
                 until: timestamp(now + Duration::minutes(SIGNING_LOCK_MINUTES)),
             });
@@ -226,97 +280,81 @@ pub fn sign(
             remaining: MAX_FAILED_SIGNINGS - failures,
         });
     }
-    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let signed = (|| {
-        let found = get_revision(&transaction, &request.revision_id)
-            .map_err(|e| SignError::Database(e.to_string()))?;
-        let current = found.ok_or_else(|| SignError::NoRevision(request.revision_id.clone()))?;
-        if current.status != RevisionStatus::Verified {
-            return Err(SignError::NotVerified(current.status.label()));
-        }
-        if author_of(&transaction, &current.id)?.is_some_and(|author| is_author(signer, &author)) {
-            return Err(SignError::OwnRevision);
-        }
-        if request.decision == Decision::Approved
-            && any_reproduction_failed(&transaction, &current.id)?
-        {
-            return Err(SignError::ReproductionFailed);
-        }
-        let head = evidence_head(&transaction, &current.id)?
-            .and_then(|h| Sha256Digest::try_from(h).ok())
-            .ok_or_else(|| SignError::Database("the revision has no evidence".to_owned()))?;
-        if request
-            .evidence_head_seen
-            .as_deref()
-            .is_some_and(|seen| seen != head.to_hex())
-        {
-            return Err(SignError::HeadMoved);
-        }
-        let at = timestamp(now);
-        let grant = role_grant_at(&transaction, signer.id, Role::Reviewer, &at)?
-            .ok_or(SignError::NotReviewer)?;
-        let approval = append_evidence(
-            &transaction,
-            ApprovalRecord::new(
-                Signature {
-                    revision_id: current.id.clone(),
-                    revision_version: current.version,
-                    decision: request.decision,
-                    meaning,
-                    comment: comment.clone(),
-                    signer: Signer {
-                        account_id: signer.id,
-                        account_name: signer.name.clone(),
-                        printed_name: signer.name.clone(),
-                        roles: signer.roles.iter().map(|r| r.as_str().to_owned()).collect(),
-                        password_chosen_at: signer.password_set_by_owner_at.clone(),
-                        reviewer_granted_at: Some(grant.at),
-                        reviewer_granted_by: Some(grant.by),
-                    },
-                    evidence_head: head,
-                },
-                at.clone(),
-            ),
-        )
-        .map_err(|e| SignError::Database(e.to_string()))?;
-        let approval_hash = *approval.record_hash();
-        if request.decision == Decision::Approved {
-            let spec_hash = Sha256Digest::try_from(current.spec_hash.clone())
-                .map_err(|e| SignError::Database(e.to_string()))?;
-            signatures::approve(
-                &transaction,
-                &current,
-                spec_hash,
-                approval_hash,
-                at,
-                crate::evidence::actor::Actor::web(signer),
-            )
-            .map_err(|e| SignError::Database(e.to_string()))?;
-        }
-        let revision = get_revision(&transaction, &current.id)
-            .map_err(|e| SignError::Database(e.to_string()))?
-            .ok_or_else(|| SignError::NoRevision(current.id.clone()))?;
-        Ok(Signed {
-            approval_hash,
-            revision,
-        })
-    })();
-    match signed {
-        Ok(signed) => {
-            let detail = match (request.decision, meaning) {
-                (Decision::Approved, Some(meaning)) => format!("approved ({})", meaning.as_str()),
-                _ => "changes requested".to_owned(),
-            };
-            event(&transaction, "signing", true, &detail)?;
-            transaction.commit()?;
-            Ok(signed)
-        }
-        Err(error) => {
-            drop(transaction);
-            event(connection, "signing", false, &error.to_string())?;
-            Err(error)
-        }
+    Ok(signer)
+}
+
+/// In `transaction`: checks the revision may be signed by `signer` (Verified, not their own, no
+/// failed reproduction to approve, the evidence head the reviewer saw), appends the approval
+/// record and, for an approval, promotes the revision.
+fn record_signature(
+    transaction: &Transaction<'_>,
+    signer: &Account,
+    request: &SignRequest,
+    meaning: Option<SignatureMeaning>,
+    comment: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Signed, SignError> {
+    let database = |e: &dyn std::fmt::Display| SignError::Database(e.to_string());
+    let current = get_revision(transaction, &request.revision_id)
+        .map_err(|e| database(&e))?
+        .ok_or_else(|| SignError::NoRevision(request.revision_id.clone()))?;
+    if current.status != RevisionStatus::Verified {
+        return Err(SignError::NotVerified(current.status.label()));
     }
+    if author_of(transaction, &current.id)?.is_some_and(|author| is_author(signer, &author)) {
+        return Err(SignError::OwnRevision);
+    }
+    if request.decision == Decision::Approved && any_reproduction_failed(transaction, &current.id)?
+    {
+        return Err(SignError::ReproductionFailed);
+    }
+    let head = evidence_head(transaction, &current.id)?
+        .and_then(|h| Sha256Digest::try_from(h).ok())
+        .ok_or_else(|| SignError::Database("the revision has no evidence".to_owned()))?;
+    if request
+        .evidence_head_seen
+        .as_deref()
+        .is_some_and(|seen| seen != head.to_hex())
+    {
+        return Err(SignError::HeadMoved);
+    }
+    let at = timestamp(now);
+    let grant = role_grant_at(transaction, signer.id, Role::Reviewer, &at)?
+        .ok_or(SignError::NotReviewer)?;
+    let signature = Signature {
+        revision_id: current.id.clone(),
+        revision_version: current.version,
+        decision: request.decision,
+        meaning,
+        comment,
+        signer: Signer {
+            account_id: signer.id,
+            account_name: signer.name.clone(),
+            printed_name: signer.name.clone(),
+            roles: signer.roles.iter().map(|r| r.as_str().to_owned()).collect(),
+            password_chosen_at: signer.password_set_by_owner_at.clone(),
+            reviewer_granted_at: Some(grant.at),
+            reviewer_granted_by: Some(grant.by),
+        },
+        evidence_head: head,
+    };
+    let approval = append_evidence(transaction, ApprovalRecord::new(signature, at.clone()))
+        .map_err(|e| database(&e))?;
+    let approval_hash = *approval.record_hash();
+    if request.decision == Decision::Approved {
+        let spec_hash =
+            Sha256Digest::try_from(current.spec_hash.clone()).map_err(|e| database(&e))?;
+        let actor = crate::evidence::actor::Actor::web(signer);
+        signatures::approve(transaction, &current, spec_hash, approval_hash, at, actor)
+            .map_err(|e| database(&e))?;
+    }
+    let revision = get_revision(transaction, &current.id)
+        .map_err(|e| database(&e))?
+        .ok_or_else(|| SignError::NoRevision(current.id.clone()))?;
+    Ok(Signed {
+        approval_hash,
+        revision,
+    })
 }
 
 /// The end of the signing lock of account `id` in force at `now`, if any.

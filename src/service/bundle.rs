@@ -50,6 +50,15 @@ pub enum ExportError {
     /// Writing the archive.
     #[error("writing the archive: {0}")]
     Zip(String),
+    /// No connection, or the database work stopped.
+    #[error(transparent)]
+    Pool(#[from] crate::store::db::DatabaseError),
+    /// This server has no signing key.
+    #[error("this server has no signing key: evidence bundles cannot be signed")]
+    NoKey,
+    /// The hashing and zipping stopped before it answered.
+    #[error("the export stopped before it finished: {0}")]
+    Interrupted(String),
 }
 
 const README: &str = "adamviz evidence bundle
@@ -183,6 +192,26 @@ pub fn export_bundle(
     id: &RevisionId,
 ) -> Result<Vec<u8>, ExportError> {
     build_bundle(&read_bundle_inputs(connection, id)?, objects, key)
+}
+
+/// Exports revision `id`'s evidence bundle, signed with `key`: the records read under a pooled
+/// connection that is released at once, then the artifacts read back, re-hashed and zipped on a
+/// blocking thread without one, so that downloads never hold the database.
+pub async fn export_for_download(
+    database: &crate::store::db::Database,
+    objects: &ObjectStore,
+    key: Option<&InstallationKey>,
+    id: &RevisionId,
+) -> Result<Vec<u8>, ExportError> {
+    let revision = id.clone();
+    let inputs = database
+        .call(move |connection| read_bundle_inputs(connection, &revision))
+        .await?;
+    let key = key.cloned().ok_or(ExportError::NoKey)?;
+    let objects = objects.clone();
+    tokio::task::spawn_blocking(move || build_bundle(&inputs, &objects, &key))
+        .await
+        .map_err(|e| ExportError::Interrupted(e.to_string()))?
 }
 
 /// The bundle as zip bytes from `inputs`: the artifacts read back from `objects` re-hashed, the

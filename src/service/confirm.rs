@@ -10,7 +10,9 @@ use std::sync::Arc;
 use super::{
     datasets::LoadedDataset,
     drafts::answer_draft,
+    error::ReadError,
     execution::{ExecutionService, Materialized, ServiceError, UploadInfo},
+    runs::on_database,
 };
 use crate::{
     domain::{
@@ -21,6 +23,7 @@ use crate::{
         matcher::MatchError,
     },
     evidence::actor::Actor,
+    store::repository::get_revision,
 };
 
 /// What to confirm.
@@ -52,6 +55,12 @@ pub enum ConfirmError {
     /// The question gives no draft on this dataset.
     #[error(transparent)]
     Question(#[from] MatchError),
+    /// The revision to revise does not exist.
+    #[error("the revision to revise ({0}) does not exist")]
+    NoParent(RevisionId),
+    /// The parent could not be looked up.
+    #[error(transparent)]
+    Read(#[from] ReadError),
     /// The dataset row names no valid content hash.
     #[error("the dataset's content hash {0:?} is not a SHA-256")]
     DatasetHash(String),
@@ -71,6 +80,16 @@ pub async fn confirm(
     request: ConfirmRequest,
     actor: &Actor,
 ) -> Result<Confirmed, ConfirmError> {
+    if let Some(parent) = request.parent.clone() {
+        let key = parent.clone();
+        let found = on_database(execution.database(), move |connection| {
+            get_revision(connection, &key)
+        })
+        .await?;
+        if found.is_none() {
+            return Err(ConfirmError::NoParent(parent));
+        }
+    }
     let digest = Sha256Digest::try_from(dataset.content_hash.clone())
         .map_err(|_| ConfirmError::DatasetHash(dataset.content_hash.clone()))?;
     let answered = {

@@ -1,5 +1,5 @@
 //! Drafts from the browser, as plain functions: a question and the confirmation form's answers
-//! become a draft spec through the existing matcher, `apply_answer` and `confirm_spec` (no second
+//! become a draft spec through the existing matcher, typed answers and `confirm_spec` (no second
 //! implementation of any step), each refusal mapped to the question it is about, and a confirmed
 //! spec becomes the preview's cell statistics (the verifier's own statistics, with whiskers and
 //! outliers as ggplot2 draws them).
@@ -11,18 +11,18 @@ use crate::{
         draft::{DraftAnswers, FieldError, FilterColumn, Preview, PreviewCell, PREVIEW_POINT_CAP},
         matcher::{MatchError, MatchNote},
         profile::DatasetProfile,
-        spec::{LowNAction, PlotSpec, YScale},
+        spec::{LowNAction, PlotSpec, RecordFilter, YScale},
         statistics::cell_statistics,
     },
     ingest::{
         confirm::{confirm_spec, SpecError},
         draft::{draft_spec, questions_for},
         records::analyse_records,
-        snapshot::take_snapshot,
+        snapshot::{take_snapshot, SnapshotError},
         table::Table,
     },
-    question::confirmation::apply_answer,
-    verify::independent_statistics::records_by_cell,
+    question::answer::{apply_answer, Answer},
+    verify::independent_statistics::{records_by_cell, IndependentStatisticsError},
 };
 
 /// A draft after the form's answers.
@@ -82,7 +82,8 @@ pub fn answer_draft(
 
 /// Applies the form's answers in question order. Lists built for a variable the user has since
 /// changed are not applied (the new variable's own levels or visits stand); a record choice the
-/// form did not ask is proposed anew for the selection as answered.
+/// form did not ask is proposed anew for the selection as answered. The form's lists and choices
+/// are typed already; its free-text fields (scale, unit, low N) are read by [`Answer::parse`].
 fn apply_form(
     spec: &mut PlotSpec,
     profile: &DatasetProfile,
@@ -90,52 +91,50 @@ fn apply_form(
     answers: &DraftAnswers,
     errors: &mut Vec<FieldError>,
 ) {
-    let mut apply = |spec: &mut PlotSpec, id: &str, answer: &str| {
-        if let Err(error) = apply_answer(spec, profile, id, answer) {
-            errors.push(answer_error(id, &error));
+    let mut apply = |spec: &mut PlotSpec, answer: Result<Answer, AnswerError>| {
+        if let Err(error) = answer.and_then(|answer| apply_answer(spec, profile, answer)) {
+            errors.push(answer_error(&error));
         }
     };
     if let Some(parameter) = &answers.parameter {
-        apply(spec, "parameter", parameter);
+        apply(spec, Ok(Answer::Parameter(parameter.clone())));
     }
-    let filters = if answers.filters.values().all(Vec::is_empty) {
-        "none".to_owned()
-    } else {
-        let kept: std::collections::BTreeMap<&String, &Vec<String>> = answers
-            .filters
-            .iter()
-            .filter(|(_, values)| !values.is_empty())
-            .collect();
-        serde_json::to_string(&kept).unwrap_or_default()
-    };
-    apply(spec, "filters", &filters);
+    let filters = answers
+        .filters
+        .iter()
+        .filter(|(_, values)| !values.is_empty())
+        .map(|(column, values)| RecordFilter {
+            column: column.clone(),
+            values: values.clone(),
+        })
+        .collect();
+    apply(spec, Ok(Answer::Filters(filters)));
     if let Some(variable) = &answers.treatment_variable {
         if *variable != spec.treatment.column {
-            apply(spec, "treatment_variable", variable);
+            apply(spec, Ok(Answer::TreatmentVariable(variable.clone())));
         }
     }
     if answers.levels_of.as_deref() == Some(spec.treatment.column.as_str()) {
-        let levels = serde_json::to_string(&answers.treatment_levels).unwrap_or_default();
-        apply(spec, "treatment_levels", &levels);
+        let levels = answers.treatment_levels.clone();
+        apply(spec, Ok(Answer::TreatmentLevels(levels)));
     }
     if let Some(value) = &answers.value_variable {
-        apply(spec, "value_variable", value);
+        apply(spec, Ok(Answer::ValueVariable(value.clone())));
     }
     if let Some(variable) = &answers.visit_variable {
         if *variable != spec.visit.column {
-            apply(spec, "visit_variable", variable);
+            apply(spec, Ok(Answer::VisitVariable(variable.clone())));
         }
     }
     if answers.visits_of.as_deref() == Some(spec.visit.column.as_str()) {
-        let visits = serde_json::to_string(&answers.visits).unwrap_or_default();
-        apply(spec, "visits", &visits);
+        apply(spec, Ok(Answer::Visits(answers.visits.clone())));
     }
     match answers
         .records_per_subject_visit
         .as_deref()
         .filter(|a| !a.is_empty())
     {
-        Some(choice) => apply(spec, "records_per_subject_visit", choice),
+        Some(choice) => apply(spec, Answer::parse("records_per_subject_visit", choice)),
         None => spec.records_per_subject_visit = analyse_records(spec, table).proposal,
     }
     for (id, answer) in [
@@ -143,11 +142,13 @@ fn apply_form(
         ("unit", &answers.unit),
         ("low_n_threshold", &answers.low_n_threshold),
         ("low_n_action", &answers.low_n_action),
-        ("title", &answers.title),
     ] {
         if let Some(answer) = answer {
-            apply(spec, id, answer.trim());
+            apply(spec, Answer::parse(id, answer.trim()));
         }
+    }
+    if let Some(title) = &answers.title {
+        apply(spec, Ok(Answer::Title(title.trim().to_owned())));
     }
 }
 
@@ -193,10 +194,11 @@ fn low_n_action_text(action: LowNAction) -> &'static str {
     }
 }
 
-fn answer_error(id: &str, error: &AnswerError) -> FieldError {
+/// The question an answer's error is about, and what is wrong.
+fn answer_error(error: &AnswerError) -> FieldError {
     match error {
-        AnswerError::Malformed { reason, .. } => FieldError {
-            question: id.to_owned(),
+        AnswerError::Malformed { id, reason, .. } => FieldError {
+            question: id.clone(),
             message: reason.clone(),
         },
         other => FieldError {
@@ -263,12 +265,23 @@ pub fn filter_columns(
         .collect()
 }
 
+/// Why a confirmed spec has no preview.
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    /// Its records could not be selected.
+    #[error("selecting the records: {0}")]
+    Snapshot(#[from] SnapshotError),
+    /// The statistics could not be computed.
+    #[error("computing the cells: {0}")]
+    Statistics(#[from] IndependentStatisticsError),
+}
+
 /// The preview of confirmed `spec` over `table`: per treatment panel, per visit, the cell
 /// statistics the verifier computes, with ggplot2's whiskers (the most extreme values within
 /// 1.5 IQR of the quartiles) and the values beyond them.
-pub fn preview(spec: &PlotSpec, table: &Table) -> Result<Preview, String> {
-    let snapshot = take_snapshot(spec, table).map_err(|e| e.to_string())?;
-    let by_cell = records_by_cell(&snapshot).map_err(|e| e.to_string())?;
+pub fn preview(spec: &PlotSpec, table: &Table) -> Result<Preview, PreviewError> {
+    let snapshot = take_snapshot(spec, table)?;
+    let by_cell = records_by_cell(&snapshot)?;
     let panels = spec
         .treatment
         .levels

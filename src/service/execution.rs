@@ -282,67 +282,26 @@ impl ExecutionService {
         })
         .await
         .map_err(|e| DatabaseError::Task(e.to_string()))??;
-        let canonical_spec = spec
-            .canonical_json()
-            .map_err(|e| PrepareError::Compile(e.into()))?;
-        let upload = upload.clone();
-        let free_scale = spec.y_scale == YScale::Free;
-        let spec_hash = prepared.script.spec_hash;
-        let script_hash = prepared.script.script_hash;
-        let snapshot_hash = prepared.snapshot_hash;
-        let image = prepared.image;
+        let rows = RevisionRows {
+            canonical_spec: spec
+                .canonical_json()
+                .map_err(|e| PrepareError::Compile(e.into()))?,
+            upload: upload.clone(),
+            free_scale: spec.y_scale == YScale::Free,
+            spec_hash: prepared.script.spec_hash,
+            script_hash: prepared.script.script_hash,
+            snapshot_id,
+            snapshot_hash: prepared.snapshot_hash,
+            image: prepared.image,
+            inputs,
+            actor,
+            parent,
+        };
         let revision = self
             .database
             .call(move |connection| {
                 let transaction = connection.transaction()?;
-                let result = (|| -> Result<Revision, ServiceError> {
-                    insert_upload(
-                        &transaction,
-                        &upload.content_hash,
-                        &upload.classification,
-                        &upload.file_name,
-                        upload.size,
-                    )?;
-                    insert_spec(
-                        &transaction,
-                        &spec_hash,
-                        &upload.content_hash,
-                        &canonical_spec,
-                    )?;
-                    let id = new_revision_id();
-                    let request_hash = if free_scale {
-                        None
-                    } else {
-                        let request = ExecutionRequest::new(
-                            id.clone(),
-                            spec_hash,
-                            script_hash,
-                            snapshot_id,
-                            snapshot_hash,
-                            image,
-                            utc_now(),
-                            actor.clone(),
-                            crate::provenance::this_build(),
-                        );
-                        Some(*append_evidence(&transaction, request)?.record_hash())
-                    };
-                    Ok(create_revision(
-                        &transaction,
-                        &NewRevision {
-                            id,
-                            spec_hash,
-                            free_scale,
-                            script_hash,
-                            snapshot_id,
-                            snapshot_hash,
-                            request_hash,
-                            inputs,
-                            actor,
-                            parent,
-                        },
-                    )?)
-                })();
-                let revision = result?;
+                let revision = record_revision(&transaction, rows)?;
                 transaction.commit()?;
                 Ok::<_, ServiceError>(revision)
             })
@@ -546,18 +505,10 @@ impl ExecutionService {
         // 4. A passing run's outputs are stored first (content-addressed: a crash leaves only
         //    unreferenced objects), and the snapshot object the request names is re-read.
         let completion = if verification.passed {
-            let objects = self.objects.clone();
-            let (stored_result, script_ref, snapshot_id) = (
-                result.clone(),
-                ArtifactRef::of("script.R", &script),
-                record.snapshot_id,
-            );
-            let artifacts = tokio::task::spawn_blocking(move || {
-                store_outputs(&objects, &stored_result, script_ref, &snapshot_id)
-            })
-            .await
-            .map_err(|e| DatabaseError::Task(e.to_string()))??;
-            Some(Completion::of(&result, spec, &snapshot, record, artifacts)?)
+            Some(
+                self.store_passing(&result, &script, spec, &snapshot, record)
+                    .await?,
+            )
         } else {
             None
         };
@@ -598,6 +549,30 @@ impl ExecutionService {
             result: Some(result),
             context_hash,
         })
+    }
+
+    /// Stores a passing run's outputs beside its script and re-read snapshot (blocking work),
+    /// and what its completion records will say.
+    async fn store_passing(
+        &self,
+        result: &RunResult,
+        script: &[u8],
+        spec: &PlotSpec,
+        snapshot: &Snapshot,
+        record: &ExecutionRequest,
+    ) -> Result<Completion, ServiceError> {
+        let objects = self.objects.clone();
+        let (stored_result, script_ref, snapshot_id) = (
+            result.clone(),
+            ArtifactRef::of("script.R", script),
+            record.snapshot_id,
+        );
+        let artifacts = tokio::task::spawn_blocking(move || {
+            store_outputs(&objects, &stored_result, script_ref, &snapshot_id)
+        })
+        .await
+        .map_err(|e| DatabaseError::Task(e.to_string()))??;
+        Completion::of(result, spec, snapshot, record, artifacts)
     }
 
     /// Appends the verdict and ends the attempt: with `completion`, accepts the bundle,
@@ -894,4 +869,73 @@ fn context_snapshot(snapshot: &Snapshot, request: &ExecutionRequest) -> ContextS
             })
             .collect(),
     }
+}
+
+/// What a new revision's rows and creation records hold.
+struct RevisionRows {
+    canonical_spec: Vec<u8>,
+    upload: UploadInfo,
+    free_scale: bool,
+    spec_hash: Sha256Digest,
+    script_hash: Sha256Digest,
+    snapshot_id: Sha256Digest,
+    snapshot_hash: Sha256Digest,
+    image: ImageSize,
+    inputs: RevisionInputs,
+    actor: Actor,
+    parent: Option<RevisionId>,
+}
+
+/// In `transaction`: the upload and spec rows (kept if already there), the execution request
+/// (not for free y-scales, which never run), and the revision with its creation record.
+fn record_revision(
+    transaction: &crate::store::db::Transaction<'_>,
+    rows: RevisionRows,
+) -> Result<Revision, ServiceError> {
+    let upload = &rows.upload;
+    insert_upload(
+        transaction,
+        &upload.content_hash,
+        &upload.classification,
+        &upload.file_name,
+        upload.size,
+    )?;
+    insert_spec(
+        transaction,
+        &rows.spec_hash,
+        &upload.content_hash,
+        &rows.canonical_spec,
+    )?;
+    let id = new_revision_id();
+    let request_hash = if rows.free_scale {
+        None
+    } else {
+        let request = ExecutionRequest::new(
+            id.clone(),
+            rows.spec_hash,
+            rows.script_hash,
+            rows.snapshot_id,
+            rows.snapshot_hash,
+            rows.image,
+            utc_now(),
+            rows.actor.clone(),
+            crate::provenance::this_build(),
+        );
+        Some(*append_evidence(transaction, request)?.record_hash())
+    };
+    Ok(create_revision(
+        transaction,
+        &NewRevision {
+            id,
+            spec_hash: rows.spec_hash,
+            free_scale: rows.free_scale,
+            script_hash: rows.script_hash,
+            snapshot_id: rows.snapshot_id,
+            snapshot_hash: rows.snapshot_hash,
+            request_hash,
+            inputs: rows.inputs,
+            actor: rows.actor,
+            parent: rows.parent,
+        },
+    )?)
 }

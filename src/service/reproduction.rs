@@ -202,22 +202,12 @@ pub async fn reproduce(
         image_hash: digest_at(&retained.context, &["outputs", "image_hash"])?,
         environment_fingerprint: digest_at(&retained.context, &["environment_fingerprint"])?,
     };
-    // The inputs from the store: `get` re-hashes every object and refuses corrupt bytes.
-    let objects = execution.objects().clone();
     let (script_id, snapshot_id) = (
         Sha256Digest::try_from(retained.revision.script_hash.clone())
             .map_err(|e| ReproduceError::Stored(e.to_string()))?,
         Sha256Digest::try_from(retained.revision.snapshot_id.clone())
             .map_err(|e| ReproduceError::Stored(e.to_string()))?,
     );
-    let read = tokio::task::spawn_blocking(move || {
-        Ok::<_, String>((
-            objects.get(&script_id).map_err(|e| e.to_string())?,
-            objects.get(&snapshot_id).map_err(|e| e.to_string())?,
-        ))
-    })
-    .await
-    .map_err(|e| ReproduceError::Stored(e.to_string()))?;
     let mut failures = Vec::new();
     let mut reproduced = ReproducedHashes {
         analytical_hash: None,
@@ -225,9 +215,7 @@ pub async fn reproduce(
         environment_fingerprint: None,
     };
     let mut differences = Vec::new();
-    match read.and_then(|(script, csv)| {
-        run_request_from(&retained.request, &retained.context, script, &csv)
-    }) {
+    match read_inputs(execution.objects(), &retained, script_id, snapshot_id).await {
         Err(message) => failures.push(format!("the retained inputs cannot be read: {message}")),
         Ok(request) => {
             let result = execution.runner().run(request).await;
@@ -237,46 +225,13 @@ pub async fn reproduce(
             if let Some(reason) = host_failure(&result) {
                 return Err(ReproduceError::NotRun(reason));
             }
-            reproduced = ReproducedHashes {
-                analytical_hash: result.analytical_hash,
-                image_hash: result
-                    .outputs
-                    .iter()
-                    .find(|o| o.name == "plot.png")
-                    .map(|o| o.sha256),
-                environment_fingerprint: result.environment_fingerprint,
-            };
-            if let Some(failure) = &result.failure {
-                failures.push(format!("the run failed: {failure}"));
-            }
-            match reproduced.analytical_hash {
-                Some(hash) if hash == original.analytical_hash => {}
-                Some(hash) => failures.push(format!(
-                    "the statistics hash to {hash}, the verified result to {}",
-                    original.analytical_hash
-                )),
-                None if result.failure.is_none() => {
-                    failures.push("the run gave no statistics".to_owned())
+            reproduced = hashes_of(&result);
+            failures = compare(&result, &reproduced, &original);
+            if reproduced.environment_fingerprint != Some(original.environment_fingerprint) {
+                if let Some(now) = &result.environment {
+                    differences =
+                        environment_differences(&retained.context["result"]["environment"], now);
                 }
-                None => {}
-            }
-            if reproduced.environment_fingerprint == Some(original.environment_fingerprint) {
-                if reproduced
-                    .image_hash
-                    .is_some_and(|h| h != original.image_hash)
-                {
-                    failures.push(format!(
-                        "in the same environment the image hashes to {}, the verified image to {}",
-                        reproduced
-                            .image_hash
-                            .map(|h| h.to_hex())
-                            .unwrap_or_default(),
-                        original.image_hash
-                    ));
-                }
-            } else if let Some(now) = &result.environment {
-                differences =
-                    environment_differences(&retained.context["result"]["environment"], now);
             }
         }
     }
@@ -296,7 +251,90 @@ pub async fn reproduce(
         utc_now(),
         actor.clone(),
     );
-    let sealed = execution
+    let sealed = seal(execution, record).await?;
+    let record = sealed.record();
+    Ok(Reproduced {
+        record_hash: *sealed.record_hash(),
+        outcome: record.outcome,
+        failures: record.failures.clone(),
+        environment_differences: record.environment_differences.clone(),
+        same_environment: record.same_environment,
+    })
+}
+
+/// The retained script and snapshot as a run request: `get` re-hashes every object and refuses
+/// corrupt bytes; the snapshot is read with the classes the context names. `Err`: why not.
+async fn read_inputs(
+    objects: &crate::store::objects::ObjectStore,
+    retained: &Retained,
+    script_id: Sha256Digest,
+    snapshot_id: Sha256Digest,
+) -> Result<crate::runner::RunRequest, String> {
+    let objects = objects.clone();
+    let (script, csv) = tokio::task::spawn_blocking(move || {
+        Ok::<_, crate::store::objects::ObjectStoreError>((
+            objects.get(&script_id)?,
+            objects.get(&snapshot_id)?,
+        ))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
+    run_request_from(&retained.request, &retained.context, script, &csv).map_err(|e| e.to_string())
+}
+
+/// The hashes a reproduction's run gave.
+fn hashes_of(result: &crate::runner::RunResult) -> ReproducedHashes {
+    ReproducedHashes {
+        analytical_hash: result.analytical_hash,
+        image_hash: result
+            .outputs
+            .iter()
+            .find(|o| o.name == "plot.png")
+            .map(|o| o.sha256),
+        environment_fingerprint: result.environment_fingerprint,
+    }
+}
+
+/// What does not come out the same: the run's failure, the statistics' hash, and — in the same
+/// environment only, where it must be byte-identical — the image's.
+fn compare(
+    result: &crate::runner::RunResult,
+    reproduced: &ReproducedHashes,
+    original: &OriginalHashes,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    if let Some(failure) = &result.failure {
+        failures.push(format!("the run failed: {failure}"));
+    }
+    match reproduced.analytical_hash {
+        Some(hash) if hash == original.analytical_hash => {}
+        Some(hash) => failures.push(format!(
+            "the statistics hash to {hash}, the verified result to {}",
+            original.analytical_hash
+        )),
+        None if result.failure.is_none() => failures.push("the run gave no statistics".to_owned()),
+        None => {}
+    }
+    let same_environment =
+        reproduced.environment_fingerprint == Some(original.environment_fingerprint);
+    if let Some(image) = reproduced.image_hash.filter(|_| same_environment) {
+        if image != original.image_hash {
+            failures.push(format!(
+                "in the same environment the image hashes to {image}, the verified image to {}",
+                original.image_hash
+            ));
+        }
+    }
+    failures
+}
+
+/// Appends the reproduction record in a transaction of its own.
+async fn seal(
+    execution: &ExecutionService,
+    record: ReproductionRecord,
+) -> Result<crate::evidence::record::Verified<ReproductionRecord>, ReproduceError> {
+    execution
         .database()
         .call(move |connection| {
             let transaction = connection.transaction()?;
@@ -306,15 +344,7 @@ pub async fn reproduce(
             Ok::<_, crate::store::db::DatabaseError>(record)
         })
         .await
-        .map_err(|e| ReproduceError::Stored(e.to_string()))??;
-    let record = sealed.record();
-    Ok(Reproduced {
-        record_hash: *sealed.record_hash(),
-        outcome: record.outcome,
-        failures: record.failures.clone(),
-        environment_differences: record.environment_differences.clone(),
-        same_environment: record.same_environment,
-    })
+        .map_err(|e| ReproduceError::Stored(e.to_string()))?
 }
 
 /// A `reproduction` record as pages show it.

@@ -8,16 +8,20 @@ use std::sync::Arc;
 use super::{
     datasets::DatasetCache,
     drafts,
+    error::ReadError,
     runs::{on_database, run_status, stored_spec, RunBoard},
 };
 use crate::{
     domain::{
         account::{Account, Role},
         digest::Sha256Digest,
+        draft::Preview,
         ids::RevisionId,
         revision::{
-            ArtifactView, CheckView, EvidenceView, ReviewState, RevisionDetail, RevisionStatus,
+            ArtifactView, CheckView, EvidenceView, ReproductionView, ReviewState, RevisionDetail,
+            RevisionStatus, RevisionSummary, SignatureView, SigningAttempt,
         },
+        spec::PlotSpec,
         statistics::CellStatistics,
     },
     evidence::summary::record_summary,
@@ -26,21 +30,13 @@ use crate::{
         reproduction::reproduction_view,
     },
     store::{
-        db::{Connection, Database, DbError},
-        ledger::records_about,
+        db::Database,
+        ledger::{records_about, StoredRecord},
         objects::ObjectStore,
-        repository::{get_revision, RevisionStatus as StoredStatus},
+        repository::{get_revision, Revision, RevisionStatus as StoredStatus},
         revision_views::{dataset_of_spec, lineage, revision_summary, signing_attempts},
     },
 };
-
-/// Revision `id` as stored, if it exists (the run-status stream, the Revise form's parent).
-pub fn find_revision(
-    connection: &Connection,
-    id: &RevisionId,
-) -> Result<Option<crate::store::repository::Revision>, crate::store::repository::RepositoryError> {
-    crate::store::repository::get_revision(connection, id)
-}
 
 pub use crate::store::revision_views::list_revisions;
 
@@ -62,167 +58,244 @@ pub async fn revision_detail(
     sources: &RevisionSources,
     id: &RevisionId,
     viewer: &Account,
-) -> Result<Option<RevisionDetail>, String> {
-    let may_run = viewer.has(Role::Author);
-    let key = id.clone();
-    let viewer_id = viewer.id;
-    let found = on_database(&sources.database, move |connection| {
-        let error = |e: DbError| e.to_string();
-        let revision = get_revision(connection, &key).map_err(|e| e.to_string())?;
-        let summary = revision_summary(connection, &key).map_err(error)?;
-        let records = records_about(connection, &key).map_err(error)?;
-        let lineage = lineage(connection, &key).map_err(error)?;
-        let locked = signing_locked_until(connection, viewer_id, crate::service::accounts::now())
-            .map_err(error)?;
-        let attempts = signing_attempts(connection, &key).map_err(error)?;
-        Ok(revision
-            .zip(summary)
-            .map(|(r, s)| (r, s, records, lineage, locked, attempts)))
-    })
-    .await?;
-    let Some((revision, summary, records, (parent, children), locked, signing_attempts)) = found
-    else {
+) -> Result<Option<RevisionDetail>, ReadError> {
+    let Some(stored) = read_stored(&sources.database, id, viewer.id).await? else {
         return Ok(None);
     };
-    let evidence_head = records
+    let evidence_head = stored
+        .records
         .last()
         .map(|r| r.record_hash.clone())
         .unwrap_or_default();
-    let run = run_status(&sources.database, &sources.board, &revision).await?;
-    let spec = stored_spec(&sources.database, &revision.spec_hash).await?;
-    let evidence: Vec<(EvidenceView, serde_json::Value)> = records
-        .into_iter()
-        .map(|stored| {
-            let value: serde_json::Value =
-                serde_json::from_slice(&stored.record).unwrap_or_default();
-            let view = EvidenceView {
-                seq: stored.seq,
-                kind: stored.kind,
-                summary: record_summary(&value),
-                record_hash: stored.record_hash,
-                canonical_json: String::from_utf8_lossy(&stored.record).into_owned(),
-            };
-            (view, value)
-        })
-        .collect();
-    let signatures = evidence
-        .iter()
-        .filter(|(view, _)| view.kind == "approval")
-        .filter_map(|(_, value)| signature_view(value))
-        .collect();
-    let reproductions = evidence
-        .iter()
-        .filter(|(view, _)| view.kind == "reproduction")
-        .filter_map(|(_, value)| reproduction_view(value))
-        .collect();
-    let author = evidence
-        .iter()
-        .find(|(view, value)| view.kind == "revision_lifecycle" && value["event"] == "created")
-        .map(|(_, value)| {
-            (
-                value["actor"]["account_id"].as_i64(),
-                value["actor"]["account_name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            )
-        });
-    let own = author.is_some_and(|author| is_author(viewer, &author));
-    let review = review_state(viewer, summary.status, own, locked, evidence_head);
+    let run = run_status(&sources.database, &sources.board, &stored.revision).await?;
+    let spec = stored_spec(&sources.database, &stored.revision.spec_hash).await?;
+    let evidence = EvidenceFacts::read(stored.records);
+    let own = evidence
+        .author
+        .as_ref()
+        .is_some_and(|author| is_author(viewer, author));
+    let status = stored.summary.status;
+    let review = review_state(viewer, status, own, stored.locked, evidence_head);
     let answers = drafts::answers_of(&spec);
-    let checks = evidence
-        .iter()
-        .rev()
-        .find(|(view, _)| view.kind == "execution_verification")
-        .map(|(_, value)| checks_of(value))
-        .unwrap_or_default();
-    let bundle = evidence
-        .iter()
-        .rev()
-        .find(|(view, _)| view.kind == "artifact_bundle")
-        .map(|(_, value)| value["artifacts"].clone());
     let verified = matches!(
-        revision.status,
+        stored.revision.status,
         StoredStatus::Verified | StoredStatus::Approved
     );
-    let objects = sources.objects.clone();
-    let datasets = Arc::clone(&sources.datasets);
-    let (script_hash, snapshot_id) = (revision.script_hash.clone(), revision.snapshot_id.clone());
-    let status = summary.status;
-    let (artifacts, script, statistics, environment, preview) =
+    let files = {
+        let (objects, datasets) = (sources.objects.clone(), Arc::clone(&sources.datasets));
+        let (revision, bundle) = (stored.revision.clone(), evidence.bundle.clone());
         tokio::task::spawn_blocking(move || {
-            let read = |hash: &str| -> Result<Vec<u8>, String> {
-                let digest = Sha256Digest::try_from(hash.to_owned()).map_err(|e| e.to_string())?;
-                objects.get(&digest).map_err(|e| e.to_string())
-            };
-            let artifacts = match &bundle {
-                Some(bundle) => ["script", "snapshot", "statistics", "plot", "environment"]
-                    .iter()
-                    .filter_map(|role| artifact_of(&bundle[*role]))
-                    .collect(),
-                None => vec![
-                    stored_artifact(&objects, "script.R", &script_hash),
-                    stored_artifact(&objects, "snapshot.csv", &snapshot_id),
-                ],
-            };
-            let script = String::from_utf8_lossy(&read(&script_hash)?).into_owned();
-            let by_name = |name: &str| artifacts.iter().find(|a: &&ArtifactView| a.name == name);
-            let statistics = match by_name("statistics.json") {
-                Some(artifact) => cells_of(
-                    &serde_json::from_slice(&read(&artifact.sha256)?).map_err(|e| e.to_string())?,
-                ),
-                None => Vec::new(),
-            };
-            let environment = match by_name("environment.json") {
-                Some(artifact) => {
-                    let value: serde_json::Value = serde_json::from_slice(&read(&artifact.sha256)?)
-                        .map_err(|e| e.to_string())?;
-                    Some(serde_json::to_string_pretty(&value).unwrap_or_default())
-                }
-                None => None,
-            };
-            // Until Verified the page shows the preview beside where the plot will be.
-            let preview = if verified {
-                None
-            } else {
-                let digest = spec.dataset_content_hash;
-                datasets
-                    .load(&objects, &digest)
-                    .ok()
-                    .and_then(|loaded| drafts::preview(&spec, &loaded.table).ok())
-            };
-            Ok::<_, String>((artifacts, script, statistics, environment, preview))
+            read_files(
+                &objects,
+                &datasets,
+                &revision,
+                bundle.as_ref(),
+                &spec,
+                verified,
+            )
         })
-        .await
-        .map_err(|e| e.to_string())??;
+        .await??
+    };
+    let dataset_hash = {
+        let spec_hash = stored.summary.spec_hash.clone();
+        on_database(&sources.database, move |connection| {
+            dataset_of_spec(connection, &spec_hash)
+        })
+        .await?
+    };
     Ok(Some(RevisionDetail {
-        dataset_hash: {
-            let spec_hash = summary.spec_hash.clone();
-            on_database(&sources.database, move |connection| {
-                dataset_of_spec(connection, &spec_hash).map_err(|e| e.to_string())
-            })
-            .await?
-        },
-        can_run: may_run && status == RevisionStatus::Draft && !run.is_moving(),
-        summary,
+        dataset_hash,
+        can_run: viewer.has(Role::Author) && status == RevisionStatus::Draft && !run.is_moving(),
+        summary: stored.summary,
         run,
-        preview,
-        statistics,
-        checks,
-        script,
-        artifacts,
-        environment,
-        evidence: evidence.into_iter().map(|(view, _)| view).collect(),
+        preview: files.preview,
+        statistics: files.statistics,
+        checks: evidence.checks,
+        script: files.script,
+        artifacts: files.artifacts,
+        environment: files.environment,
+        evidence: evidence.views,
         run_key: format!("{:032x}", rand::random::<u128>()),
-        signatures,
-        reproductions,
+        signatures: evidence.signatures,
+        reproductions: evidence.reproductions,
         review,
-        parent,
-        children,
+        parent: stored.parent,
+        children: stored.children,
         revise_href: None,
         answers,
-        signing_attempts,
+        signing_attempts: stored.signing_attempts,
     }))
+}
+
+/// What the database holds about one revision, for its page.
+struct StoredRevision {
+    revision: Revision,
+    summary: RevisionSummary,
+    records: Vec<StoredRecord>,
+    parent: Option<String>,
+    children: Vec<String>,
+    /// Until when the viewer's signing is locked, if it is.
+    locked: Option<String>,
+    signing_attempts: Vec<SigningAttempt>,
+}
+
+/// Reads revision `id` and what its page needs from the database, in one connection.
+async fn read_stored(
+    database: &Database,
+    id: &RevisionId,
+    viewer_id: i64,
+) -> Result<Option<StoredRevision>, ReadError> {
+    let key = id.clone();
+    on_database(database, move |connection| {
+        let (Some(revision), Some(summary)) = (
+            get_revision(connection, &key)?,
+            revision_summary(connection, &key)?,
+        ) else {
+            return Ok::<_, ReadError>(None);
+        };
+        let (parent, children) = lineage(connection, &key)?;
+        Ok(Some(StoredRevision {
+            revision,
+            summary,
+            records: records_about(connection, &key)?,
+            parent,
+            children,
+            locked: signing_locked_until(connection, viewer_id, crate::service::accounts::now())?,
+            signing_attempts: signing_attempts(connection, &key)?,
+        }))
+    })
+    .await
+}
+
+/// The revision's evidence records as its page shows them, and what they say.
+struct EvidenceFacts {
+    /// Every record, in ledger order.
+    views: Vec<EvidenceView>,
+    signatures: Vec<SignatureView>,
+    reproductions: Vec<ReproductionView>,
+    /// The creator, from the first lifecycle record: account id and name.
+    author: Option<(Option<i64>, String)>,
+    /// The checks of the latest verification.
+    checks: Vec<CheckView>,
+    /// The artifacts of the accepted bundle, once there is one.
+    bundle: Option<serde_json::Value>,
+}
+
+impl EvidenceFacts {
+    fn read(records: Vec<StoredRecord>) -> Self {
+        let evidence: Vec<(EvidenceView, serde_json::Value)> = records
+            .into_iter()
+            .map(|stored| {
+                let value: serde_json::Value =
+                    serde_json::from_slice(&stored.record).unwrap_or_default();
+                let view = EvidenceView {
+                    seq: stored.seq,
+                    kind: stored.kind,
+                    summary: record_summary(&value),
+                    record_hash: stored.record_hash,
+                    canonical_json: String::from_utf8_lossy(&stored.record).into_owned(),
+                };
+                (view, value)
+            })
+            .collect();
+        let of_kind = |kind: &'static str| {
+            evidence
+                .iter()
+                .filter(move |(view, _)| view.kind == kind)
+                .map(|(_, value)| value)
+        };
+        let author = evidence
+            .iter()
+            .find(|(view, value)| view.kind == "revision_lifecycle" && value["event"] == "created")
+            .map(|(_, value)| {
+                let name = value["actor"]["account_name"].as_str().unwrap_or_default();
+                (value["actor"]["account_id"].as_i64(), name.to_owned())
+            });
+        EvidenceFacts {
+            signatures: of_kind("approval").filter_map(signature_view).collect(),
+            reproductions: of_kind("reproduction")
+                .filter_map(reproduction_view)
+                .collect(),
+            author,
+            checks: of_kind("execution_verification")
+                .next_back()
+                .map(checks_of)
+                .unwrap_or_default(),
+            bundle: of_kind("artifact_bundle")
+                .next_back()
+                .map(|value| value["artifacts"].clone()),
+            views: evidence.into_iter().map(|(view, _)| view).collect(),
+        }
+    }
+}
+
+/// The revision's files as its page shows them, read back re-hashed.
+struct RevisionFiles {
+    artifacts: Vec<ArtifactView>,
+    script: String,
+    statistics: Vec<CellStatistics>,
+    environment: Option<String>,
+    preview: Option<Preview>,
+}
+
+/// Reads the files of `revision` (blocking): the accepted bundle's artifacts, else its script
+/// and snapshot; until it is Verified, the preview beside where the plot will be.
+fn read_files(
+    objects: &ObjectStore,
+    datasets: &DatasetCache,
+    revision: &Revision,
+    bundle: Option<&serde_json::Value>,
+    spec: &PlotSpec,
+    verified: bool,
+) -> Result<RevisionFiles, ReadError> {
+    let artifacts: Vec<ArtifactView> = match bundle {
+        Some(bundle) => ["script", "snapshot", "statistics", "plot", "environment"]
+            .iter()
+            .filter_map(|role| artifact_of(&bundle[*role]))
+            .collect(),
+        None => vec![
+            stored_artifact(objects, "script.R", &revision.script_hash),
+            stored_artifact(objects, "snapshot.csv", &revision.snapshot_id),
+        ],
+    };
+    let by_name = |name: &str| artifacts.iter().find(|a| a.name == name);
+    let json = |artifact: &ArtifactView| -> Result<serde_json::Value, ReadError> {
+        serde_json::from_slice(&read_object(objects, &artifact.sha256)?)
+            .map_err(|e| ReadError::corrupt(&artifact.name, e))
+    };
+    let script =
+        String::from_utf8_lossy(&read_object(objects, &revision.script_hash)?).into_owned();
+    let statistics = match by_name("statistics.json") {
+        Some(artifact) => cells_of(&json(artifact)?),
+        None => Vec::new(),
+    };
+    let environment = match by_name("environment.json") {
+        Some(artifact) => Some(serde_json::to_string_pretty(&json(artifact)?).unwrap_or_default()),
+        None => None,
+    };
+    let preview = if verified {
+        None
+    } else {
+        let digest = spec.dataset_content_hash;
+        datasets
+            .load(objects, &digest)
+            .ok()
+            .and_then(|loaded| drafts::preview(spec, &loaded.table).ok())
+    };
+    Ok(RevisionFiles {
+        artifacts,
+        script,
+        statistics,
+        environment,
+        preview,
+    })
+}
+
+/// The object named by `hash`, re-hashed as it is read.
+fn read_object(objects: &ObjectStore, hash: &str) -> Result<Vec<u8>, ReadError> {
+    let digest = Sha256Digest::try_from(hash.to_owned())
+        .map_err(|e| ReadError::corrupt(format!("the object name {hash:?}"), e))?;
+    Ok(objects.get(&digest)?)
 }
 
 /// What `viewer` may do about the review of a revision in `status` (`own`: they made it).
@@ -338,12 +411,12 @@ pub async fn artifact_bytes(
     objects: &ObjectStore,
     id: &RevisionId,
     name: &str,
-) -> Result<Option<(ArtifactView, Vec<u8>)>, String> {
+) -> Result<Option<(ArtifactView, Vec<u8>)>, ReadError> {
     let key = id.clone();
     let found = on_database(database, move |connection| {
-        let revision = get_revision(connection, &key).map_err(|e| e.to_string())?;
-        let records = records_about(connection, &key).map_err(|e| e.to_string())?;
-        Ok(revision.map(|r| (r, records)))
+        let revision = get_revision(connection, &key)?;
+        let records = records_about(connection, &key)?;
+        Ok::<_, ReadError>(revision.map(|r| (r, records)))
     })
     .await?;
     let Some((revision, records)) = found else {
@@ -372,11 +445,6 @@ pub async fn artifact_bytes(
     };
     let objects = objects.clone();
     let hash = artifact.sha256.clone();
-    let bytes = tokio::task::spawn_blocking(move || {
-        let digest = Sha256Digest::try_from(hash).map_err(|e| e.to_string())?;
-        objects.get(&digest).map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(|e| e.to_string())??;
+    let bytes = tokio::task::spawn_blocking(move || read_object(&objects, &hash)).await??;
     Ok(Some((artifact, bytes)))
 }

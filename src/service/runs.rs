@@ -13,8 +13,9 @@ use tokio::sync::Semaphore;
 
 use super::{
     datasets::DatasetCache,
-    execution::{ExecutionPhase, ExecutionService, PhaseObserver},
-    prepare::prepare_execution,
+    error::ReadError,
+    execution::{ExecutionPhase, ExecutionService, PhaseObserver, ServiceError},
+    prepare::{prepare_execution, PrepareError},
 };
 use crate::{
     compiler::ImageSize,
@@ -25,8 +26,9 @@ use crate::{
         spec::PlotSpec,
     },
     evidence::actor::Actor,
+    ingest::FileReadError,
     store::{
-        db::Database,
+        db::{Database, DatabaseError},
         repository::{attempt_id_for, get_revision, get_spec, latest_attempt, Revision},
     },
 };
@@ -232,15 +234,14 @@ pub async fn start_run(
     Ok(attempt_id)
 }
 
-/// Runs `work` on a pooled connection off the async executor; every error becomes its text.
-pub async fn on_database<T: Send + 'static>(
+/// Runs `work` on a pooled connection off the async executor.
+pub async fn on_database<T: Send + 'static, E: Into<ReadError> + Send + 'static>(
     database: &Database,
-    work: impl FnOnce(&mut crate::store::db::Connection) -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+    work: impl FnOnce(&mut crate::store::db::Connection) -> Result<T, E> + Send + 'static,
+) -> Result<T, ReadError> {
     database
-        .call(move |connection| Ok::<_, anyhow::Error>(work(connection)))
-        .await
-        .map_err(|e| e.to_string())?
+        .call(move |connection| Ok::<_, DatabaseError>(work(connection).map_err(Into::into)))
+        .await?
 }
 
 async fn read_revision(
@@ -248,12 +249,10 @@ async fn read_revision(
     revision_id: &RevisionId,
 ) -> Result<Revision, StartRunError> {
     let id = revision_id.clone();
-    on_database(database, move |connection| {
-        get_revision(connection, &id).map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(StartRunError::Internal)?
-    .ok_or_else(|| StartRunError::NoRevision(revision_id.clone()))
+    on_database(database, move |connection| get_revision(connection, &id))
+        .await
+        .map_err(|e| StartRunError::Internal(e.to_string()))?
+        .ok_or_else(|| StartRunError::NoRevision(revision_id.clone()))
 }
 
 /// Reads the confirmed spec, selects its records again from the stored upload and runs them;
@@ -263,11 +262,11 @@ async fn run_in_background(
     revision: &Revision,
     key: &str,
     actor: &Actor,
-) -> Result<(), String> {
+) -> Result<(), BackgroundRunError> {
     let _slot = Arc::clone(&context.board.slots)
         .acquire_owned()
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|_| BackgroundRunError::ShuttingDown)?;
     let spec = stored_spec(context.execution.database(), &revision.spec_hash).await?;
     let (datasets, objects, for_spec) = (
         Arc::clone(&context.datasets),
@@ -276,14 +275,16 @@ async fn run_in_background(
     );
     let prepared = tokio::task::spawn_blocking(move || {
         let digest = for_spec.dataset_content_hash;
-        let loaded = datasets
-            .load(&objects, &digest)
-            .map_err(|e| e.to_string())?;
-        prepare_execution(&for_spec, &loaded.table, &digest, ImageSize::default())
-            .map_err(|e| e.to_string())
+        let loaded = datasets.load(&objects, &digest)?;
+        Ok::<_, BackgroundRunError>(prepare_execution(
+            &for_spec,
+            &loaded.table,
+            &digest,
+            ImageSize::default(),
+        )?)
     })
     .await
-    .map_err(|e| e.to_string())??;
+    .map_err(ReadError::from)??;
     context
         .execution
         .execute(
@@ -294,27 +295,64 @@ async fn run_in_background(
             Arc::clone(&prepared.snapshot),
             actor,
         )
-        .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .await?;
+    Ok(())
+}
+
+/// Why a run accepted in the background ended without an outcome of its own (logged; the
+/// attempt's evidence says what it can).
+#[derive(Debug, thiserror::Error)]
+enum BackgroundRunError {
+    /// The run slots were closed: the server is shutting down.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// The spec or the revision could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The stored upload could not be read again.
+    #[error("reading the stored upload: {0}")]
+    Upload(#[from] FileReadError),
+    /// Script and snapshot could not be prepared.
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The governed execution failed.
+    #[error(transparent)]
+    Execute(#[from] ServiceError),
 }
 
 /// The confirmed spec stored under `spec_hash`, checked against its hash.
-pub async fn stored_spec(database: &Database, spec_hash: &str) -> Result<PlotSpec, String> {
+pub async fn stored_spec(database: &Database, spec_hash: &str) -> Result<PlotSpec, ReadError> {
     let hash = spec_hash.to_owned();
-    let bytes = on_database(database, move |connection| {
-        get_spec(connection, &hash).map_err(|e| e.to_string())
-    })
-    .await?
-    .ok_or_else(|| format!("the spec {spec_hash} is not stored"))?;
-    let spec: PlotSpec = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-    let actual = spec.spec_hash().map_err(|e| e.to_string())?;
+    let what = || format!("the spec {spec_hash}");
+    let bytes = on_database(database, move |connection| get_spec(connection, &hash))
+        .await?
+        .ok_or_else(|| ReadError::corrupt(what(), "not stored"))?;
+    let spec: PlotSpec =
+        serde_json::from_slice(&bytes).map_err(|e| ReadError::corrupt(what(), e))?;
+    let actual = spec
+        .spec_hash()
+        .map_err(|e| ReadError::corrupt(what(), e))?;
     if Sha256Digest::try_from(spec_hash.to_owned()).ok() != Some(actual) {
-        return Err(format!(
-            "the stored spec {spec_hash} hashes to {actual}: it was changed"
+        return Err(ReadError::corrupt(
+            what(),
+            format!("hashes to {actual}: it was changed"),
         ));
     }
     Ok(spec)
+}
+
+/// Where revision `id`'s execution stands; `None` when there is no such revision.
+pub async fn status_of_revision(
+    database: &Database,
+    board: &RunBoard,
+    id: &RevisionId,
+) -> Result<Option<RunStatus>, ReadError> {
+    let key = id.clone();
+    let found = on_database(database, move |connection| get_revision(connection, &key)).await?;
+    match found {
+        Some(revision) => run_status(database, board, &revision).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Where `revision`'s execution stands: the board's live phase, else what the database holds.
@@ -322,7 +360,7 @@ pub async fn run_status(
     database: &Database,
     board: &RunBoard,
     revision: &Revision,
-) -> Result<RunStatus, String> {
+) -> Result<RunStatus, ReadError> {
     match revision.status {
         RevisionStatus::ExperimentalDraft => return Ok(RunStatus::NotExecutable),
         RevisionStatus::Verified | RevisionStatus::Approved => return Ok(RunStatus::Verified),
@@ -332,10 +370,7 @@ pub async fn run_status(
         return Ok(live);
     }
     let id = revision.id.clone();
-    let latest = on_database(database, move |connection| {
-        latest_attempt(connection, &id).map_err(|e| e.to_string())
-    })
-    .await?;
+    let latest = on_database(database, move |connection| latest_attempt(connection, &id)).await?;
     Ok(match latest {
         None => RunStatus::NotRun,
         Some(attempt) if attempt.state == "active" => RunStatus::Active {

@@ -1,6 +1,7 @@
 //! The Datasets section: every uploaded dataset, the upload form (authors) with its progress
 //! bar, the synthetic demo dataset in one click, and a dataset's page with its profile.
 
+use crate::ui::components::Loaded;
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 use leptos_router::{
@@ -43,17 +44,13 @@ pub fn DatasetsPage() -> impl IntoView {
                 "Uploaded ADaM datasets (CSV or SAS XPORT) with their content hash, "
                 "classification and who uploaded them. Open one for its profile and warnings."
             </p>
-            <Suspense fallback=|| view! { <p role="status">"Loading datasets…"</p> }>
-                {move || Suspend::new(async move {
-                    match datasets.await {
-                        Ok(list) if list.is_empty() => view! {
-                            <p class="empty-state" role="status">"No dataset has been uploaded yet."</p>
-                        }.into_any(),
-                        Ok(list) => view! { <DatasetTable datasets=list /> }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded resource=datasets loading="Loading datasets…" let:list>
+                {if list.is_empty() {
+                    view! { <p class="empty-state" role="status">"No dataset has been uploaded yet."</p> }.into_any()
+                } else {
+                    view! { <DatasetTable datasets=list /> }.into_any()
+                }}
+            </Loaded>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     account.await.filter(|a| a.has(Role::Author)).map(|_| view! {
@@ -347,20 +344,9 @@ pub fn DatasetPage() -> impl IntoView {
         get_dataset,
     );
     view! {
-        <Suspense fallback=|| view! { <p role="status">"Reading the dataset…"</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Ok(detail) => view! { <DatasetView detail /> }.into_any(),
-                    Err(error) => view! {
-                        <Title text="Dataset" />
-                        <section class="section">
-                            <h1>"Dataset"</h1>
-                            <p class="form-error" role="alert">{error.to_string()}</p>
-                        </section>
-                    }.into_any(),
-                }
-            })}
-        </Suspense>
+        <Loaded resource=detail loading="Reading the dataset…" page="Dataset" let:detail>
+            <DatasetView detail />
+        </Loaded>
     }
 }
 

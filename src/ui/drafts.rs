@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::ui::components::Loaded;
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_params_map};
@@ -16,9 +17,10 @@ use super::{auth::use_account, preview::PreviewPlot};
 use crate::{
     api::drafts::{load_draft, move_at, preview_draft, ConfirmDraft, ConfirmOutcome},
     domain::{
-        account::Role,
+        account::{Account, Role},
         confirmation::{AllowedAnswers, ConfirmationQuestion},
         draft::{errors_about, DraftAnswers, DraftView, FieldError, FilterColumn, Preview},
+        matcher::MatchNote,
     },
 };
 
@@ -37,21 +39,15 @@ pub fn DraftPage() -> impl IntoView {
         |(hash, search)| load_draft(hash, search.trim_start_matches('?').to_owned()),
     );
     view! {
-        <Suspense fallback=|| view! { <p role="status">"Drafting the plot…"</p> }>
-            {move || Suspend::new(async move {
-                match draft.await {
-                    Ok(view) => view! { <DraftEditor view /> }.into_any(),
-                    Err(error) => view! {
-                        <Title text="Draft" />
-                        <section class="section">
-                            <h1>"Draft"</h1>
-                            <p class="form-error" role="alert">{error.to_string()}</p>
-                            <p><a href="/datasets">"Back to the datasets"</a></p>
-                        </section>
-                    }.into_any(),
-                }
-            })}
-        </Suspense>
+        <Loaded
+            resource=draft
+            loading="Drafting the plot…"
+            page="Draft"
+            back=("/datasets", "Back to the datasets")
+            let:view
+        >
+            <DraftEditor view />
+        </Loaded>
     }
 }
 
@@ -209,36 +205,17 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
     let errors = RwSignal::new(view.errors.clone());
     let preview = RwSignal::new(view.preview.clone());
     let updating = RwSignal::new(false);
-    let sequence = StoredValue::new(0u64);
-    let refresh = {
-        let (hash, question) = (hash.clone(), question.clone());
-        move |answers: DraftAnswers| {
-            let (hash, question) = (hash.clone(), question.clone());
-            let ticket = sequence.get_value() + 1;
-            sequence.set_value(ticket);
-            updating.set(true);
-            leptos::task::spawn_local(async move {
-                let outcome = preview_draft(hash, question, answers).await;
-                // A later change has asked again: this answer is stale.
-                if sequence.get_value() != ticket {
-                    return;
-                }
-                updating.set(false);
-                match outcome {
-                    Ok(outcome) => {
-                        signals.follow(&outcome.answers, &outcome.questions);
-                        questions.set(outcome.questions);
-                        errors.set(outcome.errors);
-                        preview.set(outcome.preview);
-                    }
-                    Err(error) => errors.set(vec![FieldError {
-                        question: "general".to_owned(),
-                        message: error.to_string(),
-                    }]),
-                }
-            });
-        }
-    };
+    let refresh = LivePreview {
+        hash: hash.clone(),
+        question: question.clone(),
+        signals,
+        questions,
+        errors,
+        preview,
+        updating,
+        sequence: StoredValue::new(0),
+    }
+    .refresher();
     let answers = Memo::new(move |_| signals.answers());
     {
         let refresh = refresh.clone();
@@ -281,20 +258,7 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                     ": the new revision names it as its parent and needs its own approval; the parent keeps its own."
                 </p>
             })}
-            <details class="explanations" open>
-                <summary>"What the question matched"</summary>
-                <dl class="matches">
-                    {view.matches.iter().map(|note| view! {
-                        <dt><code>{note.field.clone()}</code>" → " {note.chosen.clone()}</dt>
-                        <dd>
-                            {(!note.words.is_empty()).then(|| view! {
-                                <span class="words">{format!("words: {} — ", note.words.join(", "))}</span>
-                            })}
-                            {note.why.clone()}
-                        </dd>
-                    }).collect_view()}
-                </dl>
-            </details>
+            <MatchNotes matches=view.matches.clone() />
             <div class="draft-layout">
                 <ActionForm action=confirm attr:class="confirm-form" attr:aria-label="Confirmation questions">
                     <input type="hidden" name="content_hash" value=hash.clone() />
@@ -332,32 +296,116 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                         >
                             "Update preview"
                         </button>
-                        <Transition fallback=|| ()>
-                            {move || Suspend::new(async move {
-                                let author = account.await.is_some_and(|a| a.has(Role::Author));
-                                if author {
-                                    view! { <button type="submit" class="primary">"Confirm and create the revision"</button> }.into_any()
-                                } else {
-                                    view! { <p class="note">"Only an author can confirm a draft; your account can read it."</p> }.into_any()
-                                }
-                            })}
-                        </Transition>
+                        <ConfirmButton account />
                     </div>
                 </ActionForm>
-                <section class="preview-pane" aria-labelledby="preview-heading" aria-busy=move || updating.get().to_string()>
-                    <h2 id="preview-heading">"Preview"</h2>
-                    <p role="status" class="preview-status">
-                        {move || if updating.get() { "Updating the preview…" } else { "" }}
-                    </p>
-                    {move || match preview.get() {
-                        Some(preview) => view! { <PreviewPlot preview /> }.into_any(),
-                        None => view! {
-                            <p class="note">"No preview until every question has a valid answer: see the messages beside the questions."</p>
-                        }.into_any(),
-                    }}
-                    {move || preview.get().map(|p| view! { <PreviewTable preview=p /> })}
-                </section>
+                <PreviewPane preview updating />
             </div>
+        </section>
+    }
+}
+
+/// Asks the server for the draft as answered whenever the answers change, and follows what it
+/// says (questions, messages, preview); an answer that arrives after a later question is stale
+/// and dropped.
+#[derive(Clone)]
+struct LivePreview {
+    hash: String,
+    question: String,
+    signals: AnswerSignals,
+    questions: RwSignal<Vec<ConfirmationQuestion>>,
+    errors: RwSignal<Vec<FieldError>>,
+    preview: RwSignal<Option<Preview>>,
+    updating: RwSignal<bool>,
+    /// The number of the latest question asked.
+    sequence: StoredValue<u64>,
+}
+
+impl LivePreview {
+    fn refresher(self) -> impl Fn(DraftAnswers) + Clone + 'static {
+        move |answers: DraftAnswers| {
+            let live = self.clone();
+            let ticket = live.sequence.get_value() + 1;
+            live.sequence.set_value(ticket);
+            live.updating.set(true);
+            leptos::task::spawn_local(async move {
+                let outcome =
+                    preview_draft(live.hash.clone(), live.question.clone(), answers).await;
+                if live.sequence.get_value() != ticket {
+                    return;
+                }
+                live.updating.set(false);
+                match outcome {
+                    Ok(outcome) => {
+                        live.signals.follow(&outcome.answers, &outcome.questions);
+                        live.questions.set(outcome.questions);
+                        live.errors.set(outcome.errors);
+                        live.preview.set(outcome.preview);
+                    }
+                    Err(error) => live.errors.set(vec![FieldError {
+                        question: "general".to_owned(),
+                        message: error.to_string(),
+                    }]),
+                }
+            });
+        }
+    }
+}
+
+/// Which words of the question chose what, and why.
+#[component]
+fn MatchNotes(matches: Vec<MatchNote>) -> impl IntoView {
+    view! {
+        <details class="explanations" open>
+            <summary>"What the question matched"</summary>
+            <dl class="matches">
+                {matches.iter().map(|note| view! {
+                    <dt><code>{note.field.clone()}</code>" → " {note.chosen.clone()}</dt>
+                    <dd>
+                        {(!note.words.is_empty()).then(|| view! {
+                            <span class="words">{format!("words: {} — ", note.words.join(", "))}</span>
+                        })}
+                        {note.why.clone()}
+                    </dd>
+                }).collect_view()}
+            </dl>
+        </details>
+    }
+}
+
+/// Confirm, for an author; a note for anyone else.
+#[component]
+fn ConfirmButton(account: Resource<Option<Account>>) -> impl IntoView {
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                let author = account.await.is_some_and(|a| a.has(Role::Author));
+                if author {
+                    view! { <button type="submit" class="primary">"Confirm and create the revision"</button> }.into_any()
+                } else {
+                    view! { <p class="note">"Only an author can confirm a draft; your account can read it."</p> }.into_any()
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// The live preview beside the questions, with its table.
+#[component]
+fn PreviewPane(preview: RwSignal<Option<Preview>>, updating: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <section class="preview-pane" aria-labelledby="preview-heading" aria-busy=move || updating.get().to_string()>
+            <h2 id="preview-heading">"Preview"</h2>
+            <p role="status" class="preview-status">
+                {move || if updating.get() { "Updating the preview…" } else { "" }}
+            </p>
+            {move || match preview.get() {
+                Some(preview) => view! { <PreviewPlot preview /> }.into_any(),
+                None => view! {
+                    <p class="note">"No preview until every question has a valid answer: see the messages beside the questions."</p>
+                }.into_any(),
+            }}
+            {move || preview.get().map(|p| view! { <PreviewTable preview=p /> })}
         </section>
     }
 }
@@ -408,11 +456,206 @@ fn QuestionControl(
     filter_columns: Vec<FilterColumn>,
 ) -> impl IntoView {
     let id = q.id.clone();
-    let control_id = format!("answer-{id}");
+    let (errors, signals) = (context.errors, context.signals);
+    let open = q.proposed.is_none();
+    match (id.as_str(), q.allowed.clone()) {
+        ("filters", _) => {
+            let columns = filter_columns
+                .into_iter()
+                .map(|column| view! { <FilterControl column signals /> })
+                .collect_view();
+            question_fieldset(&q, false, columns.into_any(), errors)
+        }
+        ("treatment_levels" | "visits", _) => {
+            let list = if id == "visits" {
+                signals.visits
+            } else {
+                signals.levels
+            };
+            let control =
+                view! { <OrderedList id=id.clone() list draft_href=context.draft_href /> };
+            question_fieldset(&q, false, control.into_any(), errors)
+        }
+        (_, AllowedAnswers::RecordChoice { options }) => {
+            let options = options
+                .into_iter()
+                .map(|option| {
+                    let label =
+                        view! { <code>{option.answer.clone()}</code>" — " {option.description} };
+                    (option.answer, label.into_any())
+                })
+                .collect();
+            let choices = radio_choices(&id, signals.records, options);
+            question_fieldset(&q, open, choices, errors)
+        }
+        ("y_scale", _) => {
+            let options = [
+                (
+                    "fixed",
+                    "Fixed: one y axis shared by every panel (governed)",
+                ),
+                (
+                    "free",
+                    "Free: each panel its own y axis (Experimental/Draft, never executed)",
+                ),
+            ]
+            .into_iter()
+            .map(|(value, label)| (value.to_owned(), label.into_any()))
+            .collect();
+            let choices = radio_choices(&id, signals.y_scale, options);
+            question_fieldset(&q, false, choices, errors)
+        }
+        ("low_n_threshold", _) => threshold_control(&q, signals.threshold, errors),
+        ("title", _) | (_, AllowedAnswers::Text) => {
+            let signal = signal_for(&signals, &id).unwrap_or(signals.title);
+            let touched = if id == "unit" {
+                signals.unit_touched
+            } else {
+                signals.title_touched
+            };
+            text_control(&q, signal, touched, errors)
+        }
+        (_, AllowedAnswers::OneOf { choices }) => select_control(&q, choices, signals, errors),
+        _ => view! {
+            <div class="question">
+                <p>{q.question.clone()}</p>
+                <FieldErrors id=id.clone() errors />
+            </div>
+        }
+        .into_any(),
+    }
+}
+
+/// A question whose control is a group (a fieldset): its legend, why it is asked, the control
+/// and its messages. `open`: nothing is proposed, an answer is needed.
+fn question_fieldset(
+    q: &ConfirmationQuestion,
+    open: bool,
+    control: AnyView,
+    errors: RwSignal<Vec<FieldError>>,
+) -> AnyView {
+    let id = q.id.clone();
+    let described_by = format!("error-{id}");
+    view! {
+        <fieldset class="question" aria-describedby=described_by>
+            <legend>{q.question.clone()}{open.then_some(" (needs an answer)")}</legend>
+            <p class="why">{q.why.clone()}</p>
+            {control}
+            <FieldErrors id=id.clone() errors />
+        </fieldset>
+    }
+    .into_any()
+}
+
+/// One radio button per `(answer, label)` for question `id`, checked as `signal` says.
+fn radio_choices(id: &str, signal: RwSignal<String>, options: Vec<(String, AnyView)>) -> AnyView {
     let name = format!("answers[{id}]");
-    let errors = context.errors;
-    let signals = context.signals;
-    let why = q.why.clone();
+    options
+        .into_iter()
+        .enumerate()
+        .map(|(index, (answer, label))| {
+            let option_id = format!("answer-{id}-{index}");
+            let checked = signal.get_untracked() == answer;
+            view! {
+                <div class="choice">
+                    <input
+                        type="radio"
+                        id=option_id.clone()
+                        name=name.clone()
+                        value=answer.clone()
+                        checked=checked
+                        prop:checked={
+                            let answer = answer.clone();
+                            move || signal.get() == answer
+                        }
+                        on:change=move |_| signal.set(answer.clone())
+                    />
+                    <label for=option_id>{label}</label>
+                </div>
+            }
+        })
+        .collect_view()
+        .into_any()
+}
+
+/// The low-N threshold: a whole number from 1 to 1000.
+fn threshold_control(
+    q: &ConfirmationQuestion,
+    signal: RwSignal<String>,
+    errors: RwSignal<Vec<FieldError>>,
+) -> AnyView {
+    let id = q.id.clone();
+    let control_id = format!("answer-{id}");
+    view! {
+        <div class="question">
+            <label for=control_id.clone()>{q.question.clone()}</label>
+            <p class="why">{q.why.clone()}</p>
+            <input
+                type="number"
+                id=control_id
+                name=format!("answers[{id}]")
+                min="1"
+                max="1000"
+                step="1"
+                value=signal.get_untracked()
+                prop:value=move || signal.get()
+                on:input=move |ev| signal.set(event_target_value(&ev))
+                aria-describedby=format!("error-{id}")
+            />
+            <FieldErrors id=id.clone() errors />
+        </div>
+    }
+    .into_any()
+}
+
+/// A free-text answer (the title, a unit the data does not list); `touched` records that the
+/// user wrote it, so a change of parameter no longer replaces it.
+fn text_control(
+    q: &ConfirmationQuestion,
+    signal: RwSignal<String>,
+    touched: RwSignal<bool>,
+    errors: RwSignal<Vec<FieldError>>,
+) -> AnyView {
+    let id = q.id.clone();
+    let control_id = format!("answer-{id}");
+    view! {
+        <div class="question">
+            <label for=control_id.clone()>{q.question.clone()}</label>
+            <p class="why">{q.why.clone()}</p>
+            <input
+                type="text"
+                id=control_id
+                name=format!("answers[{id}]")
+                value=signal.get_untracked()
+                prop:value=move || signal.get()
+                on:change=move |ev| {
+                    touched.set(true);
+                    signal.set(event_target_value(&ev));
+                }
+                aria-describedby=format!("error-{id}")
+            />
+            <FieldErrors id=id.clone() errors />
+        </div>
+    }
+    .into_any()
+}
+
+/// One answer of a list (a select), with the choices the data does not allow listed below it;
+/// a unit may also be `none`.
+fn select_control(
+    q: &ConfirmationQuestion,
+    mut choices: Vec<String>,
+    signals: AnswerSignals,
+    errors: RwSignal<Vec<FieldError>>,
+) -> AnyView {
+    let id = q.id.clone();
+    let control_id = format!("answer-{id}");
+    let signal = signal_for(&signals, &id).unwrap_or(signals.parameter);
+    let open = q.proposed.is_none();
+    let unit = id == "unit";
+    if unit && !choices.iter().any(|c| c == "none") {
+        choices.push("none".to_owned());
+    }
     let unavailable = (!q.unavailable.is_empty()).then(|| {
         view! {
             <details class="unavailable">
@@ -423,182 +666,33 @@ fn QuestionControl(
             </details>
         }
     });
-    let open = q.proposed.is_none();
-    let body = match (id.as_str(), q.allowed.clone()) {
-        ("filters", _) => view! {
-            <fieldset class="question" aria-describedby=format!("error-{id}")>
-                <legend>{q.question.clone()}</legend>
-                <p class="why">{why}</p>
-                {filter_columns.into_iter().map(|column| view! { <FilterControl column signals /> }).collect_view()}
-                <FieldErrors id=id.clone() errors />
-            </fieldset>
-        }.into_any(),
-        ("treatment_levels" | "visits", _) => {
-            let list = if id == "visits" { signals.visits } else { signals.levels };
-            view! {
-                <fieldset class="question" aria-describedby=format!("error-{id}")>
-                    <legend>{q.question.clone()}</legend>
-                    <p class="why">{why}</p>
-                    <OrderedList id=id.clone() list draft_href=context.draft_href />
-                    <FieldErrors id=id.clone() errors />
-                </fieldset>
-            }.into_any()
-        }
-        (_, AllowedAnswers::RecordChoice { options }) => {
-            let signal = signals.records;
-            view! {
-                <fieldset class="question" aria-describedby=format!("error-{id}")>
-                    <legend>{q.question.clone()}{open.then_some(" (needs an answer)")}</legend>
-                    <p class="why">{why}</p>
-                    {options.into_iter().enumerate().map(|(index, option)| {
-                        let option_id = format!("{control_id}-{index}");
-                        let answer = option.answer.clone();
-                        let checked = signal.get_untracked() == answer;
-                        view! {
-                            <div class="choice">
-                                <input
-                                    type="radio"
-                                    id=option_id.clone()
-                                    name=name.clone()
-                                    value=answer.clone()
-                                    checked=checked
-                                    prop:checked={
-                                        let answer = answer.clone();
-                                        move || signal.get() == answer
-                                    }
-                                    on:change={
-                                        let answer = answer.clone();
-                                        move |_| signal.set(answer.clone())
-                                    }
-                                />
-                                <label for=option_id>
-                                    <code>{option.answer.clone()}</code>" — " {option.description.clone()}
-                                </label>
-                            </div>
-                        }
-                    }).collect_view()}
-                    <FieldErrors id=id.clone() errors />
-                </fieldset>
-            }.into_any()
-        }
-        ("y_scale", _) => {
-            let signal = signals.y_scale;
-            let options = [
-                ("fixed", "Fixed: one y axis shared by every panel (governed)"),
-                ("free", "Free: each panel its own y axis (Experimental/Draft, never executed)"),
-            ];
-            view! {
-                <fieldset class="question" aria-describedby=format!("error-{id}")>
-                    <legend>{q.question.clone()}</legend>
-                    <p class="why">{why}</p>
-                    {options.into_iter().map(|(value, label)| {
-                        let option_id = format!("{control_id}-{value}");
-                        view! {
-                            <div class="choice">
-                                <input
-                                    type="radio"
-                                    id=option_id.clone()
-                                    name=name.clone()
-                                    value=value
-                                    checked=signal.get_untracked() == value
-                                    prop:checked=move || signal.get() == value
-                                    on:change=move |_| signal.set(value.to_owned())
-                                />
-                                <label for=option_id>{label}</label>
-                            </div>
-                        }
-                    }).collect_view()}
-                    <FieldErrors id=id.clone() errors />
-                </fieldset>
-            }.into_any()
-        }
-        ("low_n_threshold", _) => {
-            let signal = signals.threshold;
-            view! {
-                <div class="question">
-                    <label for=control_id.clone()>{q.question.clone()}</label>
-                    <p class="why">{why}</p>
-                    <input
-                        type="number"
-                        id=control_id.clone()
-                        name=name.clone()
-                        min="1"
-                        max="1000"
-                        step="1"
-                        value=signal.get_untracked()
-                        prop:value=move || signal.get()
-                        on:input=move |ev| signal.set(event_target_value(&ev))
-                        aria-describedby=format!("error-{id}")
-                    />
-                    <FieldErrors id=id.clone() errors />
-                </div>
-            }.into_any()
-        }
-        ("title", _) | (_, AllowedAnswers::Text) => {
-            let signal = signal_for(&signals, &id).unwrap_or(signals.title);
-            let touched = if id == "unit" { signals.unit_touched } else { signals.title_touched };
-            view! {
-                <div class="question">
-                    <label for=control_id.clone()>{q.question.clone()}</label>
-                    <p class="why">{why}</p>
-                    <input
-                        type="text"
-                        id=control_id.clone()
-                        name=name.clone()
-                        value=signal.get_untracked()
-                        prop:value=move || signal.get()
-                        on:change=move |ev| {
-                            touched.set(true);
-                            signal.set(event_target_value(&ev));
-                        }
-                        aria-describedby=format!("error-{id}")
-                    />
-                    <FieldErrors id=id.clone() errors />
-                </div>
-            }.into_any()
-        }
-        (_, AllowedAnswers::OneOf { choices }) => {
-            let signal = signal_for(&signals, &id).unwrap_or(signals.parameter);
-            let mut choices = choices;
-            if id == "unit" && !choices.iter().any(|c| c == "none") {
-                choices.push("none".to_owned());
-            }
-            let unit = id == "unit";
-            view! {
-                <div class="question">
-                    <label for=control_id.clone()>{q.question.clone()}{open.then_some(" (needs an answer)")}</label>
-                    <p class="why">{why}</p>
-                    <select
-                        id=control_id.clone()
-                        name=name.clone()
-                        on:change=move |ev| {
-                            if unit {
-                                signals.unit_touched.set(true);
-                            }
-                            signal.set(event_target_value(&ev));
-                        }
-                        prop:value=move || signal.get()
-                        aria-describedby=format!("error-{id}")
-                    >
-                        {open.then(|| view! { <option value="" selected=signal.get_untracked().is_empty()>"— choose —"</option> })}
-                        {choices.into_iter().map(|choice| {
-                            let selected = signal.get_untracked() == choice;
-                            view! { <option value=choice.clone() selected=selected>{choice.clone()}</option> }
-                        }).collect_view()}
-                    </select>
-                    {unavailable}
-                    <FieldErrors id=id.clone() errors />
-                </div>
-            }.into_any()
-        }
-        _ => view! {
-            <div class="question">
-                <p>{q.question.clone()}</p>
-                <FieldErrors id=id.clone() errors />
-            </div>
-        }.into_any(),
-    };
-    body
+    view! {
+        <div class="question">
+            <label for=control_id.clone()>{q.question.clone()}{open.then_some(" (needs an answer)")}</label>
+            <p class="why">{q.why.clone()}</p>
+            <select
+                id=control_id
+                name=format!("answers[{id}]")
+                on:change=move |ev| {
+                    if unit {
+                        signals.unit_touched.set(true);
+                    }
+                    signal.set(event_target_value(&ev));
+                }
+                prop:value=move || signal.get()
+                aria-describedby=format!("error-{id}")
+            >
+                {open.then(|| view! { <option value="" selected=signal.get_untracked().is_empty()>"— choose —"</option> })}
+                {choices.into_iter().map(|choice| {
+                    let selected = signal.get_untracked() == choice;
+                    view! { <option value=choice.clone() selected=selected>{choice.clone()}</option> }
+                }).collect_view()}
+            </select>
+            {unavailable}
+            <FieldErrors id=id.clone() errors />
+        </div>
+    }
+    .into_any()
 }
 
 /// The values of one flag column as checkboxes: the records kept have one of the checked values.

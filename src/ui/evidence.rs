@@ -2,6 +2,7 @@
 //! then Verified, newest first) with their signer and a download each, and how to check a
 //! bundle offline against this installation's signing key, obtained out of band.
 
+use crate::ui::components::Loaded;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -107,23 +108,13 @@ pub fn EvidencePage() -> impl IntoView {
                 })}
             </Suspense>
             <h2>"Approved revisions"</h2>
-            <Suspense fallback=|| view! { <p role="status">"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match approved.await {
-                        Ok(page) => view! { <BundleTable page caption="Approved revisions, newest first" status="approved" /> }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded resource=approved loading="Loading…" let:page>
+                <BundleTable page caption="Approved revisions, newest first" status="approved" />
+            </Loaded>
             <h2>"Verified revisions awaiting approval"</h2>
-            <Suspense fallback=|| view! { <p role="status">"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match verified.await {
-                        Ok(page) => view! { <BundleTable page caption="Verified revisions, newest first" status="verified" /> }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded resource=verified loading="Loading…" let:page>
+                <BundleTable page caption="Verified revisions, newest first" status="verified" />
+            </Loaded>
         </section>
     }
 }

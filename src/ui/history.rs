@@ -3,6 +3,7 @@
 //! the statistics per cell with their differences, the two images side by side). Both pages are
 //! functions of their address, so the filters, paging and Compare work without wasm.
 
+use crate::ui::components::Loaded;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -74,14 +75,9 @@ pub fn HistoryPageView() -> impl IntoView {
         <section class="section history">
             <h1>"Revisions"</h1>
             <p class="purpose">"The history of every plot revision, newest first: status (Draft, Experimental/Draft, Verified, Approved), who made and who approved it, and which revision it revises."</p>
-            <Suspense fallback=|| view! { <p role="status">"Loading revisions…"</p> }>
-                {move || Suspend::new(async move {
-                    match history.await {
-                        Ok(page) => view! { <History page /> }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded resource=history loading="Loading revisions…" let:page>
+                <History page />
+            </Loaded>
         </section>
     }
 }
@@ -250,14 +246,9 @@ pub fn ComparePage() -> impl IntoView {
         <section class="section compare">
             <p class="breadcrumb"><a href="/revisions">"← Revisions"</a></p>
             <h1>"Compare revisions"</h1>
-            <Suspense fallback=|| view! { <p role="status">"Loading both revisions…"</p> }>
-                {move || Suspend::new(async move {
-                    match comparison.await {
-                        Ok(comparison) => view! { <CompareView comparison /> }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded resource=comparison loading="Loading both revisions…" let:comparison>
+                <CompareView comparison />
+            </Loaded>
         </section>
     }
 }

@@ -93,148 +93,26 @@ pub fn PreviewPlot(preview: Preview) -> impl IntoView {
     let panel_width = (WIDTH - LEFT - RIGHT - PANEL_GAP * (panels - 1.0)) / panels;
     let plot_height = HEIGHT - TOP - BOTTOM;
     let shared = range_of(preview.panels.iter().flat_map(|(_, cells)| cells.iter()));
-    let low_n_cells: usize = preview
-        .panels
-        .iter()
-        .flat_map(|(_, cells)| cells.iter())
-        .filter(|c| c.statistics.low_n)
-        .count();
-    let footnote = match preview.low_n_action.as_str() {
-        "points_only" => format!(
-            "Cells with fewer than {} subjects show their individual values only.",
-            preview.low_n_threshold
-        ),
-        "suppress_box" => format!(
-            "Cells with fewer than {} subjects are not drawn; their N is shown.",
-            preview.low_n_threshold
-        ),
-        _ => format!(
-            "Boxes marked \"low N\" have fewer than {} subjects.",
-            preview.low_n_threshold
-        ),
-    };
-    let description = format!(
-        "Preview boxplot of {} by visit, {} panels ({}), {} records, {} low-N cells",
-        preview.y_label,
-        preview.panels.len(),
-        preview
-            .panels
-            .iter()
-            .map(|(t, _)| t.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        preview.records,
-        low_n_cells
-    );
-    let action = preview.low_n_action.clone();
     let panels_view = preview
         .panels
         .iter()
         .enumerate()
         .map(|(index, (treatment, cells))| {
-            let x0 = LEFT + index as f64 * (panel_width + PANEL_GAP);
-            let (low, high) = if preview.free_scale {
+            let range = if preview.free_scale {
                 range_of(cells.iter())
             } else {
                 shared
-            }
-            .unwrap_or((0.0, 1.0));
-            let y = move |value: f64| TOP + plot_height * (1.0 - (value - low) / (high - low));
-            let band = panel_width / cells.len().max(1) as f64;
-            let axis = (index == 0 || preview.free_scale).then(|| {
-                ticks(low, high)
-                    .into_iter()
-                    .map(|tick| {
-                        let at = y(tick);
-                        view! {
-                            <line x1=x0 - 4.0 x2=x0 + panel_width y1=at y2=at class="grid" />
-                            <text x=x0 - 6.0 y=at + 4.0 text-anchor="end" class="tick">{tick_text(tick)}</text>
-                        }
-                    })
-                    .collect_view()
-            });
-            let boxes = cells
-                .iter()
-                .enumerate()
-                .map(|(slot, cell)| {
-                    let centre = x0 + band * (slot as f64 + 0.5);
-                    let half = (band * 0.3).min(28.0);
-                    let s = &cell.statistics;
-                    let shape = drawn(cell, &action);
-                    let body = match (shape, s.q1, s.median, s.q3) {
-                        (Drawn::Box | Drawn::BoxMarkedLowN, Some(q1), Some(median), Some(q3)) => {
-                            let (top, bottom) = (y(q3), y(q1));
-                            let whiskers = cell.whisker_low.zip(cell.whisker_high).map(|(lo, hi)| view! {
-                                <line x1=centre x2=centre y1=y(hi) y2=top class="whisker" />
-                                <line x1=centre x2=centre y1=bottom y2=y(lo) class="whisker" />
-                            });
-                            let outliers = cell
-                                .outliers
-                                .iter()
-                                .map(|v| view! { <circle cx=centre cy=y(*v) r="2" class="outlier" /> })
-                                .collect_view();
-                            let mark = (shape == Drawn::BoxMarkedLowN).then(|| view! {
-                                <text x=centre y=y(s.max.unwrap_or(q3)) - 6.0 text-anchor="middle" class="low-n-mark">"low N"</text>
-                            });
-                            Some(view! {
-                                {whiskers}
-                                <rect x=centre - half y=top width=half * 2.0 height=(bottom - top).max(1.0) class="box" />
-                                <line x1=centre - half x2=centre + half y1=y(median) y2=y(median) class="median" />
-                                {outliers}
-                                {mark}
-                            }.into_any())
-                        }
-                        (Drawn::PointsOnly, ..) => Some(
-                            cell.points
-                                .iter()
-                                .map(|v| view! { <circle cx=centre cy=y(*v) r="3" class="point" /> })
-                                .collect_view()
-                                .into_any(),
-                        ),
-                        _ => None,
-                    };
-                    let n_label = if s.n != s.n_subjects {
-                        format!("{} ({})", s.n_subjects, s.n)
-                    } else {
-                        s.n_subjects.to_string()
-                    };
-                    let label_y = TOP + plot_height + 14.0;
-                    view! {
-                        <g class="cell">
-                            <title>{format!(
-                                "{} · {}: n {} ({} subjects), median {}, Q1 {}, Q3 {}{}",
-                                s.treatment,
-                                s.visit,
-                                s.n,
-                                s.n_subjects,
-                                s.median.map(tick_text).unwrap_or_else(|| "–".to_owned()),
-                                s.q1.map(tick_text).unwrap_or_else(|| "–".to_owned()),
-                                s.q3.map(tick_text).unwrap_or_else(|| "–".to_owned()),
-                                if s.low_n { ", low N" } else { "" }
-                            )}</title>
-                            {body}
-                            <text x=centre y=label_y text-anchor="middle" class=if s.low_n { "n-label low" } else { "n-label" }>{n_label}</text>
-                            <text
-                                x=centre
-                                y=label_y + 14.0
-                                text-anchor="end"
-                                transform=format!("rotate(-35 {centre} {})", label_y + 14.0)
-                                class="visit-label"
-                            >
-                                {s.visit.clone()}
-                            </text>
-                        </g>
-                    }
-                })
-                .collect_view();
-            view! {
-                <g class="panel">
-                    <rect x=x0 y=TOP width=panel_width height=plot_height class="panel-frame" />
-                    {axis}
-                    <text x=x0 + panel_width / 2.0 y=TOP - 8.0 text-anchor="middle" class="panel-title">{treatment.clone()}</text>
-                    {boxes}
-                </g>
-            }
+            };
+            let (low, high) = range.unwrap_or((0.0, 1.0));
+            let panel = Panel {
+                x0: LEFT + index as f64 * (panel_width + PANEL_GAP),
+                width: panel_width,
+                height: plot_height,
+                low,
+                high,
+            };
+            let axis = index == 0 || preview.free_scale;
+            panel_view(&panel, treatment, cells, axis, &preview.low_n_action)
         })
         .collect_view();
     view! {
@@ -250,7 +128,7 @@ pub fn PreviewPlot(preview: Preview) -> impl IntoView {
             <svg
                 viewBox=format!("0 0 {WIDTH} {HEIGHT}")
                 role="img"
-                aria-label=description
+                aria-label=description(&preview)
                 class="preview-plot"
                 data-records=preview.records
             >
@@ -267,9 +145,195 @@ pub fn PreviewPlot(preview: Preview) -> impl IntoView {
                 {panels_view}
             </svg>
             <p class="footnote">
-                "N under each box: subjects (records, where they differ). " {footnote}
+                "N under each box: subjects (records, where they differ). " {footnote(&preview)}
             </p>
         </figure>
+    }
+}
+
+/// What the plot shows, for a screen reader.
+fn description(preview: &Preview) -> String {
+    let low_n_cells = preview
+        .panels
+        .iter()
+        .flat_map(|(_, cells)| cells.iter())
+        .filter(|c| c.statistics.low_n)
+        .count();
+    let treatments: Vec<&str> = preview.panels.iter().map(|(t, _)| t.as_str()).collect();
+    format!(
+        "Preview boxplot of {} by visit, {} panels ({}), {} records, {} low-N cells",
+        preview.y_label,
+        preview.panels.len(),
+        treatments.join(", "),
+        preview.records,
+        low_n_cells
+    )
+}
+
+/// The footnote of the low-N policy.
+fn footnote(preview: &Preview) -> String {
+    let threshold = preview.low_n_threshold;
+    match preview.low_n_action.as_str() {
+        "points_only" => {
+            format!("Cells with fewer than {threshold} subjects show their individual values only.")
+        }
+        "suppress_box" => {
+            format!("Cells with fewer than {threshold} subjects are not drawn; their N is shown.")
+        }
+        _ => format!("Boxes marked \"low N\" have fewer than {threshold} subjects."),
+    }
+}
+
+/// Where one treatment's panel is drawn and the values its y axis spans.
+struct Panel {
+    x0: f64,
+    width: f64,
+    height: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Panel {
+    /// The vertical position of `value`.
+    fn y(&self, value: f64) -> f64 {
+        TOP + self.height * (1.0 - (value - self.low) / (self.high - self.low))
+    }
+}
+
+/// One treatment's panel: its frame, its y axis (`axis`: the first panel, or every panel with
+/// free scales), its title and its cells.
+fn panel_view(
+    panel: &Panel,
+    treatment: &str,
+    cells: &[PreviewCell],
+    axis: bool,
+    action: &str,
+) -> impl IntoView {
+    let x0 = panel.x0;
+    let axis = axis.then(|| {
+        ticks(panel.low, panel.high)
+            .into_iter()
+            .map(|tick| {
+                let at = panel.y(tick);
+                view! {
+                    <line x1=x0 - 4.0 x2=x0 + panel.width y1=at y2=at class="grid" />
+                    <text x=x0 - 6.0 y=at + 4.0 text-anchor="end" class="tick">{tick_text(tick)}</text>
+                }
+            })
+            .collect_view()
+    });
+    let band = panel.width / cells.len().max(1) as f64;
+    let boxes = cells
+        .iter()
+        .enumerate()
+        .map(|(slot, cell)| cell_view(panel, cell, x0 + band * (slot as f64 + 0.5), band, action))
+        .collect_view();
+    view! {
+        <g class="panel">
+            <rect x=x0 y=TOP width=panel.width height=panel.height class="panel-frame" />
+            {axis}
+            <text x=x0 + panel.width / 2.0 y=TOP - 8.0 text-anchor="middle" class="panel-title">{treatment.to_owned()}</text>
+            {boxes}
+        </g>
+    }
+}
+
+/// One cell at `centre` in a band `band` wide: its box (or points, or nothing, by the low-N
+/// policy), its tooltip, its N and its visit.
+fn cell_view(
+    panel: &Panel,
+    cell: &PreviewCell,
+    centre: f64,
+    band: f64,
+    action: &str,
+) -> impl IntoView {
+    let s = &cell.statistics;
+    let body = cell_body(
+        panel,
+        cell,
+        centre,
+        (band * 0.3).min(28.0),
+        drawn(cell, action),
+    );
+    let n_label = if s.n != s.n_subjects {
+        format!("{} ({})", s.n_subjects, s.n)
+    } else {
+        s.n_subjects.to_string()
+    };
+    let label_y = TOP + panel.height + 14.0;
+    let or_dash = |value: Option<f64>| value.map(tick_text).unwrap_or_else(|| "–".to_owned());
+    let tooltip = format!(
+        "{} · {}: n {} ({} subjects), median {}, Q1 {}, Q3 {}{}",
+        s.treatment,
+        s.visit,
+        s.n,
+        s.n_subjects,
+        or_dash(s.median),
+        or_dash(s.q1),
+        or_dash(s.q3),
+        if s.low_n { ", low N" } else { "" }
+    );
+    view! {
+        <g class="cell">
+            <title>{tooltip}</title>
+            {body}
+            <text x=centre y=label_y text-anchor="middle" class=if s.low_n { "n-label low" } else { "n-label" }>{n_label}</text>
+            <text
+                x=centre
+                y=label_y + 14.0
+                text-anchor="end"
+                transform=format!("rotate(-35 {centre} {})", label_y + 14.0)
+                class="visit-label"
+            >
+                {s.visit.clone()}
+            </text>
+        </g>
+    }
+}
+
+/// What a cell draws as `shape`: a box (half `half` wide) with whiskers, outliers and perhaps
+/// the low-N mark; its points; or nothing.
+fn cell_body(
+    panel: &Panel,
+    cell: &PreviewCell,
+    centre: f64,
+    half: f64,
+    shape: Drawn,
+) -> Option<AnyView> {
+    let s = &cell.statistics;
+    match (shape, s.q1, s.median, s.q3) {
+        (Drawn::Box | Drawn::BoxMarkedLowN, Some(q1), Some(median), Some(q3)) => {
+            let (top, bottom) = (panel.y(q3), panel.y(q1));
+            let whiskers = cell.whisker_low.zip(cell.whisker_high).map(|(lo, hi)| {
+                view! {
+                    <line x1=centre x2=centre y1=panel.y(hi) y2=top class="whisker" />
+                    <line x1=centre x2=centre y1=bottom y2=panel.y(lo) class="whisker" />
+                }
+            });
+            let outliers = cell
+                .outliers
+                .iter()
+                .map(|v| view! { <circle cx=centre cy=panel.y(*v) r="2" class="outlier" /> })
+                .collect_view();
+            let mark = (shape == Drawn::BoxMarkedLowN).then(|| view! {
+                <text x=centre y=panel.y(s.max.unwrap_or(q3)) - 6.0 text-anchor="middle" class="low-n-mark">"low N"</text>
+            });
+            Some(view! {
+                {whiskers}
+                <rect x=centre - half y=top width=half * 2.0 height=(bottom - top).max(1.0) class="box" />
+                <line x1=centre - half x2=centre + half y1=panel.y(median) y2=panel.y(median) class="median" />
+                {outliers}
+                {mark}
+            }.into_any())
+        }
+        (Drawn::PointsOnly, ..) => Some(
+            cell.points
+                .iter()
+                .map(|v| view! { <circle cx=centre cy=panel.y(*v) r="3" class="point" /> })
+                .collect_view()
+                .into_any(),
+        ),
+        _ => None,
     }
 }
 

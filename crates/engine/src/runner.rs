@@ -406,9 +406,11 @@ impl Runner {
             Some(pool) => match pool.take().await {
                 Ok(process) => match write_inputs(process.work_dir.clone(), &request).await {
                     Ok(()) => Ok(process),
-                    Err(message) => {
+                    Err(error) => {
                         process.discard().await;
-                        Err(RunFailure::Setup { message })
+                        Err(RunFailure::Setup {
+                            message: error.to_string(),
+                        })
                     }
                 },
                 Err(failure) => Err(failure),
@@ -416,7 +418,9 @@ impl Runner {
             None => match WorkDir::create(&self.config).await {
                 Ok(work_dir) => match write_inputs(work_dir.path.clone(), &request).await {
                     Ok(()) => PreparedProcess::start(&self.config, work_dir, "run"),
-                    Err(message) => Err(RunFailure::Setup { message }),
+                    Err(error) => Err(RunFailure::Setup {
+                        message: error.to_string(),
+                    }),
                 },
                 Err(failure) => Err(failure),
             },
@@ -438,9 +442,19 @@ fn isolation_refusal(
         .then_some(RunFailure::IsolationUnavailable { missing })
 }
 
+/// An input of a run that could not be written into its directory.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {source}")]
+struct InputWriteError {
+    /// The file (or the directory) being written.
+    file: String,
+    /// What the system said.
+    source: std::io::Error,
+}
+
 /// Writes the snapshot, the script and the manifest into the run's directory, each synced to
 /// disk, then the directory itself.
-async fn write_inputs(work_dir: PathBuf, request: &RunRequest) -> Result<(), String> {
+async fn write_inputs(work_dir: PathBuf, request: &RunRequest) -> Result<(), InputWriteError> {
     let snapshot = Arc::clone(&request.snapshot);
     let script = request.script.clone();
     let manifest = HarnessManifest {
@@ -448,26 +462,28 @@ async fn write_inputs(work_dir: PathBuf, request: &RunRequest) -> Result<(), Str
         column_classes: snapshot.columns.iter().map(|c| c.class.as_str()).collect(),
         image: request.image,
     };
-    let manifest = serde_json::to_vec(&manifest).map_err(|e| format!("manifest.json: {e}"))?;
+    let failed = |file: &str| {
+        let file = file.to_owned();
+        move |source: std::io::Error| InputWriteError { file, source }
+    };
+    let manifest = serde_json::to_vec(&manifest).map_err(|e| failed("manifest.json")(e.into()))?;
     tokio::task::spawn_blocking(move || {
         use std::io::Write;
-        let create = |name: &str| {
-            std::fs::File::create(work_dir.join(name)).map_err(|e| format!("{name}: {e}"))
-        };
+        let create = |name: &str| std::fs::File::create(work_dir.join(name)).map_err(failed(name));
         let mut csv = std::io::BufWriter::new(create("snapshot.csv")?);
-        write_csv(&snapshot, &mut csv).map_err(|e| format!("snapshot.csv: {e}"))?;
+        write_csv(&snapshot, &mut csv).map_err(failed("snapshot.csv"))?;
         let csv = csv
             .into_inner()
-            .map_err(|e| format!("snapshot.csv: {}", e.error()))?;
-        csv.sync_all().map_err(|e| format!("snapshot.csv: {e}"))?;
+            .map_err(|e| failed("snapshot.csv")(e.into_error()))?;
+        csv.sync_all().map_err(failed("snapshot.csv"))?;
         for (name, bytes) in [("script.R", &script), ("manifest.json", &manifest)] {
             let mut file = create(name)?;
-            file.write_all(bytes).map_err(|e| format!("{name}: {e}"))?;
-            file.sync_all().map_err(|e| format!("{name}: {e}"))?;
+            file.write_all(bytes).map_err(failed(name))?;
+            file.sync_all().map_err(failed(name))?;
         }
         std::fs::File::open(&work_dir)
             .and_then(|dir| dir.sync_all())
-            .map_err(|e| format!("{}: {e}", work_dir.display()))
+            .map_err(failed(&work_dir.display().to_string()))
     })
     .await
     .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))

@@ -68,7 +68,7 @@ pub async fn validate_command(program: &str, args: &ValidateArgs) -> i32 {
     if args.replay {
         match validated.replay {
             Ok(plan) => report.record_replay(replay(plan).await),
-            Err(why) => report.refuse_replay(&why),
+            Err(why) => report.refuse_replay(why),
         }
     }
     if args.json {
@@ -104,9 +104,9 @@ fn trusted_key_text(text: &str) -> &str {
 /// byte for byte the bundle's, but the bytes run are the validator's own) run again in the
 /// sandbox on the bundle's snapshot; the statistics must hash (canonically) to the analytical
 /// hash the bundle records.
-async fn replay(plan: validate::ReplayPlan) -> Result<String, String> {
+async fn replay(plan: validate::ReplayPlan) -> Result<String, validate::ReplayFailure> {
     let (request, expected) = (plan.request, plan.expected_analytical_hash);
-    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let work = tempfile::tempdir()?;
     let mut config = runner::RunnerConfig::new();
     config.work_root = work.path().to_path_buf();
     let runner = runner::Runner::new(config);
@@ -115,12 +115,10 @@ async fn replay(plan: validate::ReplayPlan) -> Result<String, String> {
         Some(actual) if actual.to_hex() == expected => Ok(format!(
             "the script compiled from the spec re-ran in the sandbox: analytical hash {actual}"
         )),
-        Some(actual) => Err(format!(
-            "the re-run's statistics hash to {actual}, the bundle records {expected}"
-        )),
-        None => Err(format!(
-            "the re-run gave no statistics ({:?})",
+        Some(actual) => Err(validate::ReplayFailure::Differs { actual, expected }),
+        None => Err(validate::ReplayFailure::NoStatistics(format!(
+            "{:?}",
             result.failure
-        )),
+        ))),
     }
 }

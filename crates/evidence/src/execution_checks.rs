@@ -88,7 +88,29 @@ pub struct VerificationInput<'a> {
     pub result: &'a RunResult,
 }
 
-type Check = fn(&VerificationInput<'_>) -> Result<(), String>;
+/// Why a check failed, in words; it becomes the check's `reason` in the verification record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CheckFailure(pub String);
+
+impl From<String> for CheckFailure {
+    fn from(reason: String) -> Self {
+        CheckFailure(reason)
+    }
+}
+
+impl From<&str> for CheckFailure {
+    fn from(reason: &str) -> Self {
+        CheckFailure(reason.to_owned())
+    }
+}
+
+/// A check's failure, from anything that reads as its reason.
+fn failed<T>(reason: impl Into<CheckFailure>) -> Result<T, CheckFailure> {
+    Err(reason.into())
+}
+
+type Check = fn(&VerificationInput<'_>) -> Result<(), CheckFailure>;
 
 /// Runs every check (see the module documentation).
 pub fn verify_execution_result(input: &VerificationInput<'_>) -> ExecutionVerification {
@@ -115,7 +137,7 @@ pub fn verify_execution_result(input: &VerificationInput<'_>) -> ExecutionVerifi
                 } else {
                     CheckOutcome::Fail
                 },
-                reason: outcome.err(),
+                reason: outcome.err().map(|failure| failure.0),
             }
         })
         .collect();
@@ -136,17 +158,17 @@ fn sha256(bytes: &[u8]) -> Sha256Digest {
     Sha256Digest::from_bytes(Sha256::digest(bytes).into())
 }
 
-fn output<'a>(input: &'a VerificationInput<'_>, name: &str) -> Result<&'a [u8], String> {
+fn output<'a>(input: &'a VerificationInput<'_>, name: &str) -> Result<&'a [u8], CheckFailure> {
     input
         .result
         .output(name)
         .map(|o| o.bytes.as_slice())
-        .ok_or_else(|| format!("the result has no {name}"))
+        .ok_or_else(|| CheckFailure(format!("the result has no {name}")))
 }
 
 /// The request re-read from its canonical bytes is a valid, self-consistent record, and the
 /// result is a valid `execution-result-v2` document.
-fn check_schema(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_schema(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let request = input.request;
     Unverified::<ExecutionRequest>::parse(request.canonical())
         .and_then(|u| u.verify(request.record().previous_hash()))
@@ -154,27 +176,27 @@ fn check_schema(input: &VerificationInput<'_>) -> Result<(), String> {
     let value = serde_json::to_value(input.result).map_err(|e| format!("result: {e}"))?;
     let problems = violations(&EXECUTION_RESULT_V2, &value).map_err(|e| e.to_string())?;
     if !problems.is_empty() {
-        return Err(format!("result: {}", problems.join("; ")));
+        return failed(format!("result: {}", problems.join("; ")));
     }
     let reread: RunResult =
         serde_json::from_value(value).map_err(|e| format!("result does not fit its type: {e}"))?;
     if reread.outputs.len() != input.result.outputs.len() {
-        return Err("result: outputs do not survive a round trip".to_owned());
+        return failed("result: outputs do not survive a round trip".to_owned());
     }
     Ok(())
 }
 
 /// The bytes that ran hash to the request's script hash (and to what the runner reports).
-fn check_script_hash(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_script_hash(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let actual = sha256(input.script);
     let expected = input.request.record().script_hash;
     if actual != expected {
-        return Err(format!(
+        return failed(format!(
             "the script that ran hashes to {actual}, the request names {expected}"
         ));
     }
     if input.result.script_hash != expected {
-        return Err(format!(
+        return failed(format!(
             "the runner reports script hash {}, the request names {expected}",
             input.result.script_hash
         ));
@@ -183,16 +205,16 @@ fn check_script_hash(input: &VerificationInput<'_>) -> Result<(), String> {
 }
 
 /// The records supplied hash (canonically) to the request's snapshot hash.
-fn check_snapshot_hash(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_snapshot_hash(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let actual = snapshot_hash(input.snapshot);
     let expected = input.request.record().snapshot_hash;
     if actual != expected {
-        return Err(format!(
+        return failed(format!(
             "the records supplied hash to {actual}, the request names {expected}"
         ));
     }
     if input.result.snapshot_hash != expected {
-        return Err(format!(
+        return failed(format!(
             "the runner reports snapshot hash {}, the request names {expected}",
             input.result.snapshot_hash
         ));
@@ -201,26 +223,26 @@ fn check_snapshot_hash(input: &VerificationInput<'_>) -> Result<(), String> {
 }
 
 /// Succeeded, exit status 0, no signal, within the wall-clock limit, every output present.
-fn check_runner_success(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_runner_success(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let result = input.result;
     if result.status != RunStatus::Succeeded {
-        return Err(format!("the run failed: {:?}", result.failure));
+        return failed(format!("the run failed: {:?}", result.failure));
     }
     if result.failure.is_some() || result.exit_code != Some(0) || result.signal.is_some() {
-        return Err(format!(
+        return failed(format!(
             "exit code {:?}, signal {:?}, failure {:?}",
             result.exit_code, result.signal, result.failure
         ));
     }
     if result.duration_ms > result.limits.wall_clock_ms {
-        return Err(format!(
+        return failed(format!(
             "took {} ms, over the limit of {} ms",
             result.duration_ms, result.limits.wall_clock_ms
         ));
     }
     let names: Vec<&str> = result.outputs.iter().map(|o| o.name.as_str()).collect();
     if names != crate::runner::OUTPUT_FILES {
-        return Err(format!(
+        return failed(format!(
             "outputs {names:?}, expected {:?}",
             crate::runner::OUTPUT_FILES
         ));
@@ -231,7 +253,7 @@ fn check_runner_success(input: &VerificationInput<'_>) -> Result<(), String> {
 /// Every field the result copies from the request equals the request's: harness version, and
 /// (in the statistics R wrote) the spec and snapshot hashes, (in the environment record) the
 /// image size and harness version.
-fn check_result_manifest(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_result_manifest(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let request = input.request.record();
     let result = input.result;
     let mut differences = Vec::new();
@@ -280,18 +302,18 @@ fn check_result_manifest(input: &VerificationInput<'_>) -> Result<(), String> {
     if differences.is_empty() {
         Ok(())
     } else {
-        Err(differences.join("; "))
+        failed(differences.join("; "))
     }
 }
 
 /// The reported analytical hash is the canonical hash of the statistics R wrote.
-fn check_analytical_hash(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_analytical_hash(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let statistics: serde_json::Value = serde_json::from_slice(output(input, "statistics.json")?)
         .map_err(|e| format!("statistics.json: {e}"))?;
     let actual = canonical_hash(&statistics).map_err(|e| format!("statistics.json: {e}"))?;
     match input.result.analytical_hash {
         Some(claimed) if claimed == actual => Ok(()),
-        claimed => Err(format!(
+        claimed => failed(format!(
             "the statistics hash canonically to {actual}, the result says {claimed:?}"
         )),
     }
@@ -299,7 +321,7 @@ fn check_analytical_hash(input: &VerificationInput<'_>) -> Result<(), String> {
 
 /// The PNG bytes hash to the reported image hash, decode as PNG, have the requested size and
 /// are not blank (more than one colour).
-fn check_image_hash(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_image_hash(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let bytes = output(input, "plot.png")?;
     let claimed = input
         .result
@@ -308,7 +330,7 @@ fn check_image_hash(input: &VerificationInput<'_>) -> Result<(), String> {
         .ok_or("no plot.png")?;
     let actual = sha256(bytes);
     if actual != claimed {
-        return Err(format!(
+        return failed(format!(
             "plot.png hashes to {actual}, the result says {claimed}"
         ));
     }
@@ -317,7 +339,7 @@ fn check_image_hash(input: &VerificationInput<'_>) -> Result<(), String> {
         .to_rgba8();
     let expected = input.request.record().image;
     if (image.width(), image.height()) != (expected.width, expected.height) {
-        return Err(format!(
+        return failed(format!(
             "plot.png is {}×{}, the request asks for {}×{}",
             image.width(),
             image.height(),
@@ -327,22 +349,22 @@ fn check_image_hash(input: &VerificationInput<'_>) -> Result<(), String> {
     }
     let first = image.pixels().next().copied();
     if image.pixels().all(|p| Some(*p) == first) {
-        return Err("plot.png is blank (a single colour)".to_owned());
+        return failed("plot.png is blank (a single colour)".to_owned());
     }
     Ok(())
 }
 
 /// The fingerprint is the canonical hash of the environment record R wrote.
-fn check_environment_fingerprint(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_environment_fingerprint(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let written: serde_json::Value = serde_json::from_slice(output(input, "environment.json")?)
         .map_err(|e| format!("environment.json: {e}"))?;
     let actual = canonical_hash(&written).map_err(|e| format!("environment.json: {e}"))?;
     if input.result.environment.as_ref() != Some(&written) {
-        return Err("the result's environment differs from environment.json".to_owned());
+        return failed("the result's environment differs from environment.json".to_owned());
     }
     match input.result.environment_fingerprint {
         Some(claimed) if claimed == actual => Ok(()),
-        claimed => Err(format!(
+        claimed => failed(format!(
             "the environment hashes canonically to {actual}, the result says {claimed:?}"
         )),
     }
@@ -351,7 +373,7 @@ fn check_environment_fingerprint(input: &VerificationInput<'_>) -> Result<(), St
 /// adamviz's own statistics from the supplied records equal R's (relative 1e-9), R echoes the
 /// confirmed levels, visits and record choice, and — unless the spec keeps every record — the
 /// records hold one per subject × visit (reason `one_record_per_subject_visit`).
-fn check_independent_statistics(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_independent_statistics(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let statistics: serde_json::Value = serde_json::from_slice(output(input, "statistics.json")?)
         .map_err(|e| format!("statistics.json: {e}"))?;
     let ours = compute_cell_statistics(input.spec, input.snapshot).map_err(|e| e.to_string())?;
@@ -361,7 +383,7 @@ fn check_independent_statistics(input: &VerificationInput<'_>) -> Result<(), Str
         let several =
             several_records_per_subject_visit(input.snapshot).map_err(|e| e.to_string())?;
         if !several.is_empty() {
-            return Err(format!(
+            return failed(format!(
                 "one_record_per_subject_visit: the spec keeps one record per subject and visit ({}), but the records supplied hold several for {} subject × visit combinations, e.g. {}",
                 records.answer_text(),
                 several.len(),
@@ -387,7 +409,7 @@ fn check_independent_statistics(input: &VerificationInput<'_>) -> Result<(), Str
         Ok(())
     } else {
         let shown: Vec<&str> = differences.iter().take(5).map(String::as_str).collect();
-        Err(format!(
+        failed(format!(
             "{} differences: {}",
             differences.len(),
             shown.join("; ")
@@ -397,11 +419,11 @@ fn check_independent_statistics(input: &VerificationInput<'_>) -> Result<(), Str
 
 /// Recompiling the confirmed spec for the supplied records yields the bytes that ran, and the
 /// spec hashes to the request's spec hash.
-fn check_script_provenance(input: &VerificationInput<'_>) -> Result<(), String> {
+fn check_script_provenance(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let request = input.request.record();
     let spec_hash = input.spec.spec_hash().map_err(|e| e.to_string())?;
     if spec_hash != request.spec_hash {
-        return Err(format!(
+        return failed(format!(
             "the spec hashes to {spec_hash}, the request names {}",
             request.spec_hash
         ));
@@ -422,7 +444,7 @@ fn check_script_provenance(input: &VerificationInput<'_>) -> Result<(), String> 
             .zip(input.script)
             .position(|(a, b)| a != b)
             .unwrap_or(recompiled.bytes.len().min(input.script.len()));
-        return Err(format!(
+        return failed(format!(
             "the script that ran differs from the recompiled one from byte {at}"
         ));
     }

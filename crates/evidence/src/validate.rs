@@ -16,12 +16,16 @@ mod check_03_self_hashes;
 mod check_04_chain;
 mod check_05_links;
 mod check_06_artifacts;
-mod check_07_09_recomputed;
+mod check_07_snapshot;
+mod check_08_statistics;
+mod check_09_provenance;
+mod check_10_reproductions;
 mod check_11_repository;
 mod check_12_signature;
+mod retained_inputs;
 pub mod terminal;
 
-pub use check_07_09_recomputed::run_request_from;
+pub use retained_inputs::{run_request_from, RetainedInputError};
 
 use std::{
     collections::BTreeMap,
@@ -45,7 +49,7 @@ use super::{
 use crate::{
     bundle_format::{Manifest, BUNDLE_FORMAT},
     compiler::{compile_boxplot_script, ImageSize},
-    domain::spec::PlotSpec,
+    domain::{digest::Sha256Digest, spec::PlotSpec},
     ingest::snapshot::{snapshot_hash, ColumnClass, Snapshot, SnapshotColumn, SnapshotValue},
     runner::RunRequest,
     verify::independent_statistics::{compare_with_r, compute_cell_statistics},
@@ -186,13 +190,49 @@ pub struct ReplayPlan {
     pub expected_analytical_hash: String,
 }
 
+/// Why `--replay` may not run: the validator runs only a script it compiled itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayRefusal {
+    /// The checks stopped before check 9.
+    #[error("check 9 (spec recompiled to the script) did not run")]
+    CheckNineDidNotRun,
+    /// The archive could not be read at all.
+    #[error("the archive could not be read")]
+    ArchiveUnreadable,
+    /// The bundle's script is not the one its spec compiles to.
+    #[error("check 9 failed: the bundle's script.R is not the script its spec compiles to")]
+    CheckNineFailed,
+    /// Nothing to compare the replay's statistics with.
+    #[error("no artifact_bundle record names an analytical hash")]
+    NoAnalyticalHash,
+}
+
+/// Why a replay that was allowed did not reproduce the bundle.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayFailure {
+    /// No temporary directory to run in.
+    #[error("no work directory for the replay: {0}")]
+    WorkDir(#[from] std::io::Error),
+    /// The statistics hash to another value than the bundle records.
+    #[error("the re-run's statistics hash to {actual}, the bundle records {expected}")]
+    Differs {
+        /// What the replay's statistics hash to.
+        actual: Sha256Digest,
+        /// What the bundle records.
+        expected: String,
+    },
+    /// The replay gave no statistics.
+    #[error("the re-run gave no statistics ({0})")]
+    NoStatistics(String),
+}
+
 /// A report and, when check 9 passed, what `--replay` may run (else why it may not).
 #[derive(Debug)]
 pub struct Validated {
     /// The report.
     pub report: Report,
     /// The replay, or why there is none.
-    pub replay: Result<ReplayPlan, String>,
+    pub replay: Result<ReplayPlan, ReplayRefusal>,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -289,7 +329,7 @@ struct Validation {
     /// Check 12 verified the manifest under the key the auditor supplied.
     origin_proven: bool,
     /// What `--replay` may run: set by check 9 when it passed, else why not.
-    replay: Result<ReplayPlan, String>,
+    replay: Result<ReplayPlan, ReplayRefusal>,
 }
 
 impl Default for Validation {
@@ -300,7 +340,7 @@ impl Default for Validation {
             counts: BTreeMap::new(),
             signatures: Vec::new(),
             origin_proven: false,
-            replay: Err("check 9 (spec recompiled to the script) did not run".to_owned()),
+            replay: Err(ReplayRefusal::CheckNineDidNotRun),
         }
     }
 }
@@ -379,7 +419,7 @@ impl Validation {
         for (number, name) in CHECKS.iter().skip(1) {
             self.not_run(*number, name, "the archive could not be read");
         }
-        self.replay = Err("the archive could not be read".to_owned());
+        self.replay = Err(ReplayRefusal::ArchiveUnreadable);
     }
 
     fn validated(self, bundle_sha256: String, revision_id: Option<String>) -> Validated {
@@ -528,7 +568,7 @@ pub fn report_json(report: &Report) -> Result<Vec<u8>, serde_json::Error> {
 
 impl Report {
     /// Records check 10 (the replay): its outcome replaces "not asked".
-    pub fn record_replay(&mut self, outcome: Result<String, String>) {
+    pub fn record_replay(&mut self, outcome: Result<String, ReplayFailure>) {
         let check = self.checks.iter_mut().find(|c| c.number == 10);
         match outcome {
             Ok(detail) => {
@@ -540,7 +580,8 @@ impl Report {
                     }
                 }
             }
-            Err(message) => {
+            Err(failure) => {
+                let message = failure.to_string();
                 if let Some(check) = check {
                     check.outcome = "fail";
                     check.detail = message.clone();
@@ -558,7 +599,7 @@ impl Report {
 
     /// Records that `--replay` was asked but refused (`why`): the bundle's own script is never
     /// run, and the validator has no script of its own when check 9 failed.
-    pub fn refuse_replay(&mut self, why: &str) {
+    pub fn refuse_replay(&mut self, why: ReplayRefusal) {
         let message = format!(
             "refused to replay: {why}; the validator runs only the script it compiles itself from the bundle's spec, never code taken from a bundle"
         );

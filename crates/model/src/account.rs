@@ -38,14 +38,19 @@ impl std::fmt::Display for Role {
     }
 }
 
+/// A text that names no role.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a role: author, reviewer or admin")]
+pub struct UnknownRole(pub String);
+
 impl std::str::FromStr for Role {
-    type Err = String;
+    type Err = UnknownRole;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Role::ALL
             .into_iter()
             .find(|role| role.as_str() == text)
-            .ok_or_else(|| format!("{text:?} is not a role: author, reviewer or admin"))
+            .ok_or_else(|| UnknownRole(text.to_owned()))
     }
 }
 
@@ -86,39 +91,53 @@ impl Account {
     }
 }
 
+/// A rule of accounts that a name, a password or a set of roles breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AccountRuleError {
+    /// Admin together with author or reviewer.
+    #[error(
+        "separation of duties: the admin role manages accounts only and cannot be held \
+         together with author or reviewer (make a second account)"
+    )]
+    AdminWithOtherRoles,
+    /// A name too short or too long.
+    #[error("a name has 1 to 64 characters")]
+    NameLength,
+    /// A name with other characters.
+    #[error("a name uses letters, digits, '.', '_' and '-' only")]
+    NameCharacters,
+    /// A password too short.
+    #[error("a password has at least {MIN_PASSWORD_CHARS} characters")]
+    PasswordTooShort,
+}
+
 /// Separation of duties: the admin role manages accounts only, so it is never held together
-/// with author or reviewer. The reason, when `roles` break the rule.
-pub fn check_duties(roles: &[Role]) -> Result<(), String> {
+/// with author or reviewer.
+pub fn check_duties(roles: &[Role]) -> Result<(), AccountRuleError> {
     if roles.contains(&Role::Admin) && roles.iter().any(|role| *role != Role::Admin) {
-        return Err(
-            "separation of duties: the admin role manages accounts only and cannot be held \
-             together with author or reviewer (make a second account)"
-                .to_owned(),
-        );
+        return Err(AccountRuleError::AdminWithOtherRoles);
     }
     Ok(())
 }
 
 /// Why a name cannot be an account name.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), AccountRuleError> {
     if name.is_empty() || name.len() > 64 {
-        return Err("a name has 1 to 64 characters".to_owned());
+        return Err(AccountRuleError::NameLength);
     }
     if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
     {
-        return Err("a name uses letters, digits, '.', '_' and '-' only".to_owned());
+        return Err(AccountRuleError::NameCharacters);
     }
     Ok(())
 }
 
 /// Why a password is not allowed.
-pub fn check_password(password: &str) -> Result<(), String> {
+pub fn check_password(password: &str) -> Result<(), AccountRuleError> {
     if password.chars().count() < MIN_PASSWORD_CHARS {
-        return Err(format!(
-            "a password has at least {MIN_PASSWORD_CHARS} characters"
-        ));
+        return Err(AccountRuleError::PasswordTooShort);
     }
     Ok(())
 }

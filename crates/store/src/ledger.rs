@@ -307,83 +307,38 @@ pub fn verify_ledger_with(
     let mut expected_seq = 1i64;
     let mut records = 0u64;
     while let Some(row) = rows.next()? {
-        let seq: i64 = row.get(0)?;
-        let kind = text_column(row, 1)?;
-        let record_hash = text_column(row, 2)?;
-        let previous_hash = text_column(row, 3)?;
-        // Read whatever is stored: an edit behind SQLite's back may even change the type.
-        let bytes: Vec<u8> = match row.get_ref(4)? {
-            rusqlite::types::ValueRef::Blob(bytes) | rusqlite::types::ValueRef::Text(bytes) => {
-                bytes.to_vec()
+        let stored = StoredRow {
+            seq: row.get(0)?,
+            kind: text_column(row, 1)?,
+            record_hash: text_column(row, 2)?,
+            previous_hash: text_column(row, 3)?,
+            // Read whatever is stored: an edit behind SQLite's back may even change the type.
+            bytes: match row.get_ref(4)? {
+                rusqlite::types::ValueRef::Blob(bytes) | rusqlite::types::ValueRef::Text(bytes) => {
+                    bytes.to_vec()
+                }
+                _ => Vec::new(),
+            },
+        };
+        match check_row(&stored, expected_seq, &expected_previous) {
+            Ok((value, record_hash)) => {
+                each_intact(stored.seq, &stored.kind, &value);
+                expected_previous = record_hash;
+                expected_seq += 1;
+                records += 1;
             }
-            _ => Vec::new(),
-        };
-        let broken = |problem| {
-            Ok(LedgerReport {
-                records,
-                first_break: Some(LedgerBreak {
-                    seq,
-                    kind: kind.clone(),
-                    problem,
-                }),
-                head: expected_previous.clone(),
-            })
-        };
-        if seq != expected_seq {
-            return broken(LedgerProblem::Gap {
-                from: expected_seq,
-                to: seq - 1,
-            });
-        }
-        let value = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => return broken(LedgerProblem::NotAnObject),
-        };
-        let Ok(forms) = canonical_forms(&value) else {
-            return broken(LedgerProblem::NotCanonical);
-        };
-        if forms.full != bytes {
-            return broken(LedgerProblem::NotCanonical);
-        }
-        let Value::Object(record) = &value else {
-            unreachable!("checked above")
-        };
-        let field = |record: &Map<String, Value>, name: &str| {
-            record
-                .get(name)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let claimed = field(record, "record_hash");
-        let actual = forms.self_hash().to_hex();
-        if claimed != actual {
-            return broken(LedgerProblem::SelfHashMismatch { claimed, actual });
-        }
-        let named_previous = field(record, "previous_hash");
-        if named_previous != expected_previous {
-            return broken(LedgerProblem::BrokenLink {
-                claimed: named_previous,
-                expected: expected_previous.clone(),
-            });
-        }
-        for (column, column_value, record_value) in [
-            ("record_hash", &record_hash, &claimed),
-            ("previous_hash", &previous_hash, &named_previous),
-            ("kind", &kind, &field(record, "kind")),
-        ] {
-            if column_value != record_value {
-                return broken(LedgerProblem::ColumnMismatch {
-                    column,
-                    column_value: column_value.clone(),
-                    record_value: record_value.clone(),
-                });
+            Err(problem) => {
+                return Ok(LedgerReport {
+                    records,
+                    first_break: Some(LedgerBreak {
+                        seq: stored.seq,
+                        kind: stored.kind,
+                        problem,
+                    }),
+                    head: expected_previous,
+                })
             }
         }
-        each_intact(seq, &kind, &value);
-        expected_previous = claimed;
-        expected_seq += 1;
-        records += 1;
     }
     // Positions issued after the last record (the tail deleted).
     let issued: i64 = connection
@@ -409,4 +364,70 @@ pub fn verify_ledger_with(
         first_break,
         head: expected_previous,
     })
+}
+
+/// One ledger row as stored: its columns and the record's bytes.
+struct StoredRow {
+    seq: i64,
+    kind: String,
+    record_hash: String,
+    previous_hash: String,
+    bytes: Vec<u8>,
+}
+
+/// Checks `row` as the chain's next record (at `expected_seq`, after `expected_previous`): its
+/// position, canonical JSON, self-hash, link, and columns that agree with the record. The parsed
+/// record and its hash when it holds; else the first problem.
+fn check_row(
+    row: &StoredRow,
+    expected_seq: i64,
+    expected_previous: &str,
+) -> Result<(Value, String), LedgerProblem> {
+    if row.seq != expected_seq {
+        return Err(LedgerProblem::Gap {
+            from: expected_seq,
+            to: row.seq - 1,
+        });
+    }
+    let value = match serde_json::from_slice::<Value>(&row.bytes) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => return Err(LedgerProblem::NotAnObject),
+    };
+    let forms = canonical_forms(&value).map_err(|_| LedgerProblem::NotCanonical)?;
+    if forms.full != row.bytes {
+        return Err(LedgerProblem::NotCanonical);
+    }
+    let field = |name: &str| {
+        value
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let claimed = field("record_hash");
+    let actual = forms.self_hash().to_hex();
+    if claimed != actual {
+        return Err(LedgerProblem::SelfHashMismatch { claimed, actual });
+    }
+    let named_previous = field("previous_hash");
+    if named_previous != expected_previous {
+        return Err(LedgerProblem::BrokenLink {
+            claimed: named_previous,
+            expected: expected_previous.to_owned(),
+        });
+    }
+    for (column, column_value, record_value) in [
+        ("record_hash", &row.record_hash, &claimed),
+        ("previous_hash", &row.previous_hash, &named_previous),
+        ("kind", &row.kind, &field("kind")),
+    ] {
+        if column_value != record_value {
+            return Err(LedgerProblem::ColumnMismatch {
+                column,
+                column_value: column_value.clone(),
+                record_value: record_value.clone(),
+            });
+        }
+    }
+    Ok((value, claimed))
 }

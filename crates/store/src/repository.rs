@@ -657,51 +657,10 @@ pub fn complete_verified(
     bundle: &BundleToAccept,
     actor: &Actor,
 ) -> Result<Completed, RepositoryError> {
-    let attempt = get_attempt(transaction, attempt_id)?
-        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
-    if attempt.state != "active" {
-        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
-    }
-    let revision = get_revision(transaction, &attempt.revision_id)?
-        .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
-    if revision.version != attempt.captured_version {
-        return Err(RepositoryError::StaleVersion {
-            revision: revision.id,
-            captured: attempt.captured_version,
-            actual: revision.version,
-        });
-    }
+    let (attempt, revision) = active_attempt(transaction, attempt_id)?;
     check_artifacts(objects, bundle)?;
     let now = utc_now();
-    let record = append_evidence(
-        transaction,
-        ArtifactBundleRecord::new(
-            revision.id.clone(),
-            attempt_id.to_owned(),
-            bundle,
-            now.clone(),
-        ),
-    )?;
-    let bundle_hash = *record.record_hash();
-    let artifacts = &bundle.artifacts;
-    transaction.execute(
-        "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
-                                       statistics_hash, environment_hash, snapshot_id,
-                                       verification_hash, record_hash, accepted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
-            revision.id.as_str(),
-            attempt_id.as_str(),
-            artifacts.script.sha256.to_hex(),
-            artifacts.plot.sha256.to_hex(),
-            artifacts.statistics.sha256.to_hex(),
-            artifacts.environment.sha256.to_hex(),
-            artifacts.snapshot.sha256.to_hex(),
-            bundle.verification_hash.to_hex(),
-            bundle_hash.to_hex(),
-            now
-        ],
-    )?;
+    let bundle_hash = accept_bundle(transaction, &revision.id, attempt_id, bundle, &now)?;
     let facts = attempt_facts(transaction, &attempt, actor)?;
     append_evidence(
         transaction,
@@ -717,6 +676,95 @@ pub fn complete_verified(
         "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
         params![attempt_id.as_str(), now],
     )?;
+    let basis = PromotionBasis {
+        attempt_id: attempt_id.to_owned(),
+        bundle_hash,
+        verification_hash: bundle.verification_hash,
+    };
+    let lifecycle_hash = promote(transaction, &revision, &attempt, bundle, basis, now, actor)?;
+    let revision = get_revision(transaction, &revision.id)?
+        .ok_or_else(|| RepositoryError::NoRevision(revision.id))?;
+    Ok(Completed {
+        revision,
+        bundle_hash,
+        lifecycle_hash,
+    })
+}
+
+/// Attempt `attempt_id`, still active, and its revision, still at the version it captured.
+fn active_attempt(
+    transaction: &Transaction<'_>,
+    attempt_id: &AttemptId,
+) -> Result<(Attempt, Revision), RepositoryError> {
+    let attempt = get_attempt(transaction, attempt_id)?
+        .ok_or_else(|| RepositoryError::NoAttempt(attempt_id.to_owned()))?;
+    if attempt.state != "active" {
+        return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
+    }
+    let revision = get_revision(transaction, &attempt.revision_id)?
+        .ok_or_else(|| RepositoryError::NoRevision(attempt.revision_id.clone()))?;
+    if revision.version != attempt.captured_version {
+        return Err(RepositoryError::StaleVersion {
+            revision: revision.id,
+            captured: attempt.captured_version,
+            actual: revision.version,
+        });
+    }
+    Ok((attempt, revision))
+}
+
+/// Accepts `bundle` for revision `revision_id`: its `artifact_bundle` record, then its row.
+/// The record's hash.
+fn accept_bundle(
+    transaction: &Transaction<'_>,
+    revision_id: &RevisionId,
+    attempt_id: &AttemptId,
+    bundle: &BundleToAccept,
+    now: &str,
+) -> Result<Sha256Digest, RepositoryError> {
+    let record = append_evidence(
+        transaction,
+        ArtifactBundleRecord::new(
+            revision_id.clone(),
+            attempt_id.to_owned(),
+            bundle,
+            now.to_owned(),
+        ),
+    )?;
+    let bundle_hash = *record.record_hash();
+    let artifacts = &bundle.artifacts;
+    transaction.execute(
+        "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
+                                       statistics_hash, environment_hash, snapshot_id,
+                                       verification_hash, record_hash, accepted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            revision_id.as_str(),
+            attempt_id.as_str(),
+            artifacts.script.sha256.to_hex(),
+            artifacts.plot.sha256.to_hex(),
+            artifacts.statistics.sha256.to_hex(),
+            artifacts.environment.sha256.to_hex(),
+            artifacts.snapshot.sha256.to_hex(),
+            bundle.verification_hash.to_hex(),
+            bundle_hash.to_hex(),
+            now
+        ],
+    )?;
+    Ok(bundle_hash)
+}
+
+/// Promotes `revision` to Verified at the version `attempt` captured, on `basis`: the lifecycle
+/// record, then the row (refused if the revision moved on). The record's hash.
+fn promote(
+    transaction: &Transaction<'_>,
+    revision: &Revision,
+    attempt: &Attempt,
+    bundle: &BundleToAccept,
+    basis: PromotionBasis,
+    now: String,
+    actor: &Actor,
+) -> Result<Sha256Digest, RepositoryError> {
     let spec_hash = Sha256Digest::try_from(revision.spec_hash.clone())
         .map_err(|_| RepositoryError::NoRevision(revision.id.clone()))?;
     let lifecycle = append_evidence(
@@ -725,11 +773,7 @@ pub fn complete_verified(
             revision.id.clone(),
             attempt.captured_version + 1,
             spec_hash,
-            PromotionBasis {
-                attempt_id: attempt_id.to_owned(),
-                bundle_hash,
-                verification_hash: bundle.verification_hash,
-            },
+            basis,
             now,
             actor.clone(),
         ),
@@ -741,7 +785,7 @@ pub fn complete_verified(
         params![
             revision.id.as_str(),
             attempt.captured_version,
-            artifacts.plot.sha256.to_hex(),
+            bundle.artifacts.plot.sha256.to_hex(),
             bundle.analytical_hash.to_hex()
         ],
     )?;
@@ -749,18 +793,12 @@ pub fn complete_verified(
         let now = get_revision(transaction, &revision.id)?
             .ok_or_else(|| RepositoryError::NoRevision(revision.id.clone()))?;
         return Err(RepositoryError::StaleVersion {
-            revision: revision.id,
+            revision: revision.id.clone(),
             captured: attempt.captured_version,
             actual: now.version,
         });
     }
-    let revision = get_revision(transaction, &revision.id)?
-        .ok_or_else(|| RepositoryError::NoRevision(revision.id))?;
-    Ok(Completed {
-        revision,
-        bundle_hash,
-        lifecycle_hash: *lifecycle.record_hash(),
-    })
+    Ok(*lifecycle.record_hash())
 }
 
 /// The reason recorded for attempts reconciled at start.

@@ -29,7 +29,7 @@ fn account_error(error: crate::service::accounts::AccountError) -> AppError {
     match error {
         AccountError::InvalidName { .. } => AppError::invalid("name", error.to_string()),
         AccountError::NameTaken(_) => AppError::Conflict(error.to_string()),
-        AccountError::WeakPassword(message) => AppError::invalid("password", message),
+        AccountError::WeakPassword(rule) => AppError::invalid("password", rule.to_string()),
         AccountError::NoRole | AccountError::Duties(_) => {
             AppError::invalid("roles", error.to_string())
         }

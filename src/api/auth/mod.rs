@@ -246,8 +246,8 @@ pub async fn setup(
         if !context.setup.accepts(&token) {
             return Err(AppError::NotFound("setup link".to_owned()));
         }
-        check_name(&name).map_err(|m| AppError::invalid("name", m))?;
-        check_password(&password).map_err(|m| AppError::invalid("password", m))?;
+        check_name(&name).map_err(|m| AppError::invalid("name", m.to_string()))?;
+        check_password(&password).map_err(|m| AppError::invalid("password", m.to_string()))?;
         if password != password_again {
             return Err(AppError::invalid(
                 "password_again",

@@ -268,20 +268,6 @@ pub async fn confirm_draft(
         let account = require(&[Role::Author]).await?;
         let context = context()?;
         let parent_id = parent_of(parent.as_deref())?;
-        if let Some(id) = parent_id.clone() {
-            let exists = with_database(&context, move |connection| {
-                crate::service::revisions::find_revision(connection, &id)
-                    .map(|found| found.is_some())
-                    .map_err(internal)
-            })
-            .await?;
-            if !exists {
-                return Err(AppError::invalid(
-                    "parent",
-                    "the revision to revise does not exist",
-                ));
-            }
-        }
         let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
         let request = ConfirmRequest {
             question: question.clone(),
@@ -312,6 +298,9 @@ pub async fn confirm_draft(
             }
             Err(ConfirmError::Question(error)) => {
                 return Err(AppError::invalid("question", error.to_string()))
+            }
+            Err(error @ ConfirmError::NoParent(_)) => {
+                return Err(AppError::invalid("parent", error.to_string()))
             }
             Err(error) => return Err(internal(error)),
         };

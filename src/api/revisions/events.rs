@@ -21,10 +21,7 @@ use crate::{
         error::AppError,
     },
     domain::{ids::RevisionId, revision::RunStatus},
-    service::{
-        revisions::find_revision,
-        runs::{on_database, run_status},
-    },
+    service::{accounts::session_still_stored, runs::status_of_revision},
 };
 
 /// How often the stream looks at the status.
@@ -35,18 +32,8 @@ pub async fn status_of(
     context: &ApiContext,
     revision: &RevisionId,
 ) -> Result<Option<RunStatus>, AppError> {
-    let id = revision.clone();
-    let found = on_database(&context.database, move |connection| {
-        find_revision(connection, &id).map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(internal)?;
-    let Some(found) = found else {
-        return Ok(None);
-    };
-    run_status(&context.database, &context.runs, &found)
+    status_of_revision(&context.database, &context.runs, revision)
         .await
-        .map(Some)
         .map_err(internal)
 }
 
@@ -63,11 +50,8 @@ async fn still_signed_in(context: &ApiContext, session: &Session) -> bool {
     let Some(id) = session.id().map(|id| id.to_string()) else {
         return false;
     };
-    let stored = on_database(&context.database, move |connection| {
-        crate::service::accounts::session_is_stored(connection, &id).map_err(|e| e.to_string())
-    })
-    .await;
-    stored == Ok(true) && signed_in(session, context).await.is_ok()
+    let stored = session_still_stored(&context.database, id).await;
+    matches!(stored, Ok(true)) && signed_in(session, context).await.is_ok()
 }
 
 /// The handler.

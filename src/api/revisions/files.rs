@@ -98,43 +98,22 @@ pub async fn revision_evidence(
     session: Session,
     Path(id): Path<String>,
 ) -> Response {
-    use crate::service::bundle::{build_bundle, read_bundle_inputs, ExportError};
+    use crate::service::bundle::{export_for_download, ExportError};
     if let Err(error) = signed_in(&session, &context).await {
         return (StatusCode::UNAUTHORIZED, error.to_string()).into_response();
     }
     let Ok(revision) = RevisionId::parse(&id) else {
         return (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response();
     };
-    // The records and the ledger head under a connection, released at once; the artifacts
-    // read back, hashed and zipped on a blocking thread without one.
-    let inputs = {
-        let id = revision.clone();
-        context
-            .database
-            .call(move |connection| {
-                Ok::<_, crate::store::db::DatabaseError>(read_bundle_inputs(connection, &id))
-            })
-            .await
-    };
-    let objects = context.objects.clone();
-    let exported = match inputs {
-        Ok(Ok(inputs)) => {
-            let Some(key) = context.key.clone() else {
-                return (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "this server has no signing key: evidence bundles cannot be signed",
-                )
-                    .into_response();
-            };
-            tokio::task::spawn_blocking(move || Ok(build_bundle(&inputs, &objects, &key)))
-                .await
-                .unwrap_or_else(|error| Err(error.to_string()))
-        }
-        Ok(Err(error)) => Ok(Err(error)),
-        Err(error) => Err(error.to_string()),
-    };
+    let exported = export_for_download(
+        &context.database,
+        &context.objects,
+        context.key.as_ref(),
+        &revision,
+    )
+    .await;
     match exported {
-        Ok(Ok(bytes)) => {
+        Ok(bytes) => {
             let mut headers = HeaderMap::new();
             headers.insert(
                 header::CONTENT_TYPE,
@@ -148,19 +127,14 @@ pub async fn revision_evidence(
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             (StatusCode::OK, headers, bytes).into_response()
         }
-        Ok(Err(ExportError::NoRevision(_))) => {
+        Err(ExportError::NoRevision(_)) => {
             (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response()
         }
-        Ok(Err(error @ ExportError::NotVerified(_))) => {
+        Err(error @ ExportError::NotVerified(_)) => {
             (StatusCode::CONFLICT, error.to_string()).into_response()
         }
-        Ok(Err(error)) => {
-            tracing::error!(%error, revision = %id, "cannot export an evidence bundle");
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the evidence bundle cannot be exported; the server log says why",
-            )
-                .into_response()
+        Err(error @ ExportError::NoKey) => {
+            (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response()
         }
         Err(error) => {
             tracing::error!(%error, revision = %id, "cannot export an evidence bundle");

@@ -8,9 +8,10 @@ use clap::{Args, Subcommand};
 use super::spec::read_spec;
 use crate::{
     domain::classification::DataClassification,
+    ingest::table::Table,
     runner::{sandbox::IsolationPolicy, Runner, RunnerConfig},
     service::{
-        execution::{ExecutionService, UploadInfo},
+        execution::{ExecutionOutcome, ExecutionService, UploadInfo},
         upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
     },
     store::{
@@ -105,56 +106,12 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let mut runner_config = RunnerConfig::new();
-    runner_config.isolation = args.isolation;
-    // Opening the database (migrations) and the start-up clean-up are blocking work.
-    let (database, objects) = {
-        let (data_dir, work_root) = (args.data_dir.clone(), runner_config.work_root.clone());
-        tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-            std::fs::create_dir_all(&data_dir)
-                .with_context(|| format!("cannot create {}", data_dir.display()))?;
-            let database = Database::open_in(&data_dir)?;
-            let objects = ObjectStore::open(&data_dir)?;
-            crate::service::startup::remove_leftovers(&objects, &work_root)?;
-            Ok((database, objects))
-        })
-        .await??
-    };
-    warn_if_best_effort(args.isolation);
-    let service = ExecutionService::new(
-        database,
-        objects.clone(),
-        Arc::new(Runner::new(runner_config)),
-    );
-    service.reconcile().await?;
-    // The dataset goes in as any upload does: its raw bytes streamed into the store (hashed
-    // on the way), then read from there.
-    let file = std::fs::File::open(&args.file)
-        .with_context(|| format!("cannot open {}", args.file.display()))?;
-    let received = tokio::task::spawn_blocking(move || {
-        receive_upload(
-            &objects,
-            file,
-            classification.as_str(),
-            DEFAULT_UPLOAD_LIMIT,
-        )
-    })
-    .await?
-    .with_context(|| format!("cannot take {} as an upload", args.file.display()))?;
-    let upload = UploadInfo {
-        content_hash: received.object.digest,
-        classification: received.classification.as_str().to_owned(),
-        file_name: args
-            .file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        size: received.object.size,
-    };
+    let service = open_service(&args).await?;
+    let (table, upload) = store_upload(service.objects(), &args.file, classification).await?;
     // The command line acts as the operating-system user running it.
     let actor = crate::evidence::actor::Actor::command_line();
     let made = service
-        .materialize(&spec, Arc::new(received.table), &upload, &actor)
+        .materialize(&spec, Arc::new(table), &upload, &actor)
         .await?;
     println!(
         "revision: {} ({:?})",
@@ -177,6 +134,71 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
             &actor,
         )
         .await?;
+    print_outcome(&outcome);
+    if outcome.revision.status != RevisionStatus::Verified {
+        bail!("revision {} did not become Verified", outcome.revision.id);
+    }
+    Ok(())
+}
+
+/// Opens the installation in `--data-dir` (migrations, start-up clean-up: blocking work) and the
+/// execution service over it, with the interrupted attempts of an earlier process reconciled.
+async fn open_service(args: &RunArgs) -> anyhow::Result<ExecutionService> {
+    let mut runner_config = RunnerConfig::new();
+    runner_config.isolation = args.isolation;
+    let (database, objects) = {
+        let (data_dir, work_root) = (args.data_dir.clone(), runner_config.work_root.clone());
+        tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+            std::fs::create_dir_all(&data_dir)
+                .with_context(|| format!("cannot create {}", data_dir.display()))?;
+            let database = Database::open_in(&data_dir)?;
+            let objects = ObjectStore::open(&data_dir)?;
+            crate::service::startup::remove_leftovers(&objects, &work_root)?;
+            Ok((database, objects))
+        })
+        .await??
+    };
+    warn_if_best_effort(args.isolation);
+    let service = ExecutionService::new(database, objects, Arc::new(Runner::new(runner_config)));
+    service.reconcile().await?;
+    Ok(service)
+}
+
+/// Takes `file` in as any upload is taken: its raw bytes streamed into the store (hashed on the
+/// way), then read from there.
+async fn store_upload(
+    objects: &ObjectStore,
+    file: &std::path::Path,
+    classification: DataClassification,
+) -> anyhow::Result<(Table, UploadInfo)> {
+    let opened =
+        std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let objects = objects.clone();
+    let received = tokio::task::spawn_blocking(move || {
+        receive_upload(
+            &objects,
+            opened,
+            classification.as_str(),
+            DEFAULT_UPLOAD_LIMIT,
+        )
+    })
+    .await?
+    .with_context(|| format!("cannot take {} as an upload", file.display()))?;
+    let upload = UploadInfo {
+        content_hash: received.object.digest,
+        classification: received.classification.as_str().to_owned(),
+        file_name: file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        size: received.object.size,
+    };
+    Ok((received.table, upload))
+}
+
+/// Prints what the governed execution ended with: the attempt, each check, the status and the
+/// hashes a reviewer compares.
+fn print_outcome(outcome: &ExecutionOutcome) {
     println!("attempt: {}", outcome.attempt_id);
     if let Some(verification) = &outcome.verification {
         for check in &verification.checks {
@@ -205,10 +227,6 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
     if let Some(hash) = &outcome.context_hash {
         println!("context record: {hash}");
     }
-    if outcome.revision.status != RevisionStatus::Verified {
-        bail!("revision {} did not become Verified", outcome.revision.id);
-    }
-    Ok(())
 }
 
 /// Runs `adamviz revisions …`.

@@ -22,7 +22,7 @@ use crate::{
         snapshot::{snapshot_hash, take_snapshot, write_canonical, write_csv},
         table::Table,
     },
-    question::confirmation::apply_answer,
+    question::answer::apply_text_answer,
 };
 
 /// `adamviz spec …`.
@@ -140,7 +140,7 @@ pub fn run_spec(command: SpecCommand) -> anyhow::Result<()> {
             }
             for id in QUESTION_IDS {
                 for (_, value) in parsed.iter().filter(|(given, _)| *given == id) {
-                    apply_answer(&mut spec, &profile, id, value)?;
+                    apply_text_answer(&mut spec, &profile, id, value)?;
                 }
             }
             match confirm_spec(&spec, &dataset.table, dataset.content_hash) {

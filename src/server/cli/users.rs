@@ -11,7 +11,11 @@ use anyhow::Context as _;
 use clap::Subcommand;
 
 use super::run::DataDirArg;
-use crate::{domain::account::Role, service::accounts, store::db::Database};
+use crate::{
+    domain::account::{Role, UnknownRole},
+    service::accounts,
+    store::db::Database,
+};
 
 /// `adamviz users …`.
 #[derive(Debug, Subcommand)]
@@ -63,7 +67,7 @@ pub struct TemporaryLifetime {
     pub hours: i64,
 }
 
-fn parse_role(text: &str) -> Result<Role, String> {
+fn parse_role(text: &str) -> Result<Role, UnknownRole> {
     text.parse()
 }
 

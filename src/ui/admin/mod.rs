@@ -1,6 +1,7 @@
 //! The accounts page (admins): every account with its roles and status, a form to create one,
 //! and per account a role change and a disable button.
 
+use crate::ui::components::Loaded;
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 
@@ -74,14 +75,9 @@ pub fn AccountsPage() -> impl IntoView {
                 "that nobody but the signer knows a password that signs."
             </p>
             <p class="form-error" role="alert">{row_error}</p>
-            <Suspense fallback=|| view! { <p role="status">"Loading accounts…"</p> }>
-                {move || Suspend::new(async move {
-                    match accounts.await {
-                        Ok(list) => view! { <AccountTable accounts=list set_roles disable reset /> }.into_any(),
-                        Err(error) => view! { <p class="form-error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded resource=accounts loading="Loading accounts…" let:list>
+                <AccountTable accounts=list set_roles disable reset />
+            </Loaded>
             <h2>"Create an account"</h2>
             <ActionForm action=create>
                 <div class="field">

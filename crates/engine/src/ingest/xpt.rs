@@ -524,8 +524,7 @@ impl<'a> ColumnDecoder<'a> {
                 *previous = Some(raw);
                 match trimmed_text(raw) {
                     None => values.push_missing(),
-                    Some(Ok(text)) => values.push(text),
-                    Some(Err(latin1)) => values.push(&latin1),
+                    Some(text) => values.push(&text),
                 }
             }
         }
@@ -541,16 +540,19 @@ impl<'a> ColumnDecoder<'a> {
 
 /// A character field with trailing blanks (and NULs) trimmed; `None` when all blank. Borrowed
 /// when it is UTF-8, else decoded as Latin-1 (older SAS sessions write it; it decodes every byte).
-fn trimmed_text(bytes: &[u8]) -> Option<Result<&str, String>> {
+fn trimmed_text(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     let end = bytes.iter().rposition(|&b| b != b' ' && b != 0)? + 1;
     let bytes = &bytes[..end];
-    Some(std::str::from_utf8(bytes).map_err(|_| bytes.iter().map(|&b| char::from(b)).collect()))
+    Some(match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => std::borrow::Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
+    })
 }
 
 /// A character field: trailing blanks trimmed, all-blank as missing. UTF-8 where valid, else
 /// Latin-1 (older SAS sessions write it), which decodes every byte.
 fn text_field(bytes: &[u8]) -> Option<String> {
-    trimmed_text(bytes).map(|text| text.map_or_else(|latin1| latin1, str::to_owned))
+    trimmed_text(bytes).map(std::borrow::Cow::into_owned)
 }
 
 /// Converts a 2–8 byte IBM hexadecimal float (missing markers included) to a cell.

@@ -7,11 +7,13 @@ use std::collections::HashSet;
 
 use crate::domain::{
     digest::Sha256Digest,
-    spec::{PlotSpec, SpecState, VisitOrderSource},
+    spec::{ParameterChoice, PlotSpec, RecordsPerSubjectVisit, SpecState, VisitOrderSource},
 };
 use crate::ingest::{
     profile::unit_from_label,
-    records::{record_choice_test, several_records, RecordChoiceError, SelectionColumns},
+    records::{
+        record_choice_test, several_records, RecordChoiceError, RecordChoiceTest, SelectionColumns,
+    },
     table::{ColumnData, Table, TextValues},
 };
 
@@ -191,45 +193,8 @@ pub fn confirm_spec(
             data: content_hash,
         });
     }
-    let parameter = match &draft.parameter {
-        None => {
-            errors.push(SpecError::Unanswered {
-                question: "parameter",
-                why: "which parameter is plotted",
-            });
-            None
-        }
-        Some(chosen) => {
-            let codes = text(table, "parameter", &chosen.column, &mut errors);
-            if let Some(codes) = codes {
-                if codes.code_of(&chosen.value).is_none() {
-                    errors.push(SpecError::ValueNotInData {
-                        role: "parameter",
-                        column: chosen.column.clone(),
-                        value: chosen.value.clone(),
-                    });
-                }
-            }
-            codes.map(|codes| (codes, chosen))
-        }
-    };
-    let record_test = match &draft.records_per_subject_visit {
-        None => {
-            errors.push(SpecError::Unanswered {
-                question: "records_per_subject_visit",
-                why: "which record per subject and visit is plotted",
-            });
-            None
-        }
-        Some(choice) => match record_choice_test(choice, table) {
-            Ok(test) => Some((test, choice)),
-            Err(error) => {
-                errors.push(error.into());
-                None
-            }
-        },
-    };
-    let mut filters = Vec::new();
+    let parameter = check_parameter(draft, table, &mut errors);
+    let record_test = check_record_choice(draft, table, &mut errors);
     for filter in &draft.filters {
         if let Some(values) = text(table, "filters", &filter.column, &mut errors) {
             let present: HashSet<&str> = values.levels().iter().map(|l| &**l).collect();
@@ -240,106 +205,22 @@ pub fn confirm_spec(
                 &present,
                 &mut errors,
             );
-            filters.push((
-                values,
-                filter
-                    .values
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<HashSet<_>>(),
-            ));
         }
     }
-    let treatment = text(
-        table,
-        "treatment_variable",
-        &draft.treatment.column,
-        &mut errors,
-    );
-    let present: Option<HashSet<&str>> =
-        treatment.map(|t| t.levels().iter().map(|l| &**l).collect());
-    // Levels and visits are checked only against a usable column: an unknown column is one error.
-    if let Some(present) = &present {
-        check_list(
-            "treatment_levels",
-            &draft.treatment.column,
-            &draft.treatment.levels,
-            present,
-            &mut errors,
-        );
-    }
-    let visits = text(table, "visit_variable", &draft.visit.column, &mut errors);
-    let present: Option<HashSet<&str>> =
-        visits.map(|v| v.levels().iter().map(|l| l.trim()).collect());
-    if let Some(present) = &present {
-        check_list(
-            "visits",
-            &draft.visit.column,
-            &draft.visit.visits,
-            present,
-            &mut errors,
-        );
-    }
-    if let VisitOrderSource::Column { column } = &draft.visit.order_source {
-        match table.column(column).map(|c| &c.data) {
-            None => errors.push(SpecError::UnknownColumn {
-                role: "visit order",
-                column: column.clone(),
-            }),
-            Some(ColumnData::Character(_)) => errors.push(SpecError::WrongColumnType {
-                role: "visit order",
-                column: column.clone(),
-                expected: "numeric",
-                found: "character",
-            }),
-            Some(ColumnData::Numeric(_)) => {}
-        }
-    }
-    match table.column(&draft.value_column).map(|c| &c.data) {
-        None => errors.push(SpecError::UnknownColumn {
-            role: "value_variable",
-            column: draft.value_column.clone(),
-        }),
-        Some(ColumnData::Character(_)) => errors.push(SpecError::WrongColumnType {
-            role: "value_variable",
-            column: draft.value_column.clone(),
-            expected: "numeric",
-            found: "character",
-        }),
-        Some(ColumnData::Numeric(_)) => {}
-    }
-    text(table, "subject", &draft.subject_column, &mut errors);
-    if draft.title.trim().is_empty() {
-        errors.push(SpecError::EmptyTitle);
-    }
-    if draft.low_n.threshold == 0 {
-        errors.push(SpecError::ZeroThreshold);
-    }
-
+    check_treatment_and_visits(draft, table, &mut errors);
+    check_value_and_settings(draft, table, &mut errors);
     // Records left, and the units they carry, once every column is known to be usable.
-    let selection = SelectionColumns::resolve(draft, table);
-    if let (Some(columns), Some((_, chosen)), Some((record_test, choice))) =
-        (selection, parameter, &record_test)
-    {
+    if let (Some(columns), Some(chosen), Some((record_test, choice))) = (
+        SelectionColumns::resolve(draft, table),
+        parameter,
+        &record_test,
+    ) {
         let rows: Vec<usize> = columns
             .rows(table.row_count)
             .into_iter()
             .filter(|&row| record_test.keeps(row))
             .collect();
-        if rows.is_empty() && errors.is_empty() {
-            errors.push(SpecError::NoRecordLeft);
-        }
-        if let Some(ColumnData::Numeric(values)) =
-            table.column(&draft.value_column).map(|c| &c.data)
-        {
-            if !rows.is_empty() && rows.iter().all(|&row| values.value(row).is_none()) {
-                errors.push(SpecError::NoValueToPlot {
-                    value_column: draft.value_column.clone(),
-                    parameter: chosen.value.clone(),
-                    records: rows.len(),
-                });
-            }
-        }
+        check_rows(draft, table, chosen, &rows, &mut errors);
         if choice.requires_one() {
             let (combinations, examples) = several_records(draft, &columns, &rows);
             if combinations > 0 {
@@ -350,32 +231,7 @@ pub fn confirm_spec(
             }
         }
         if let Some(unit) = &draft.unit {
-            let unit_column = ["AVALU", "LBSTRESU", "PARAMU"].iter().find_map(|name| {
-                match table.column(name).map(|c| &c.data) {
-                    Some(ColumnData::Character(values)) => Some(values),
-                    _ => None,
-                }
-            });
-            let labels = match table.column("PARAM").map(|c| &c.data) {
-                Some(ColumnData::Character(values)) => Some(values),
-                _ => None,
-            };
-            let mut found: Vec<&str> = rows
-                .iter()
-                .filter_map(|&row| match unit_column {
-                    Some(units) => units.get(row),
-                    None => labels.and_then(|l| l.get(row)).and_then(unit_from_label),
-                })
-                .collect();
-            found.sort_unstable();
-            found.dedup();
-            if !found.is_empty() && found != [unit.as_str()] {
-                errors.push(SpecError::UnitContradictsData {
-                    given: unit.clone(),
-                    parameter: chosen.value.clone(),
-                    found: found.join(", "),
-                });
-            }
+            check_unit(table, unit, chosen, &rows, &mut errors);
         }
     }
     if !errors.is_empty() {
@@ -384,4 +240,160 @@ pub fn confirm_spec(
     let mut confirmed = draft.clone();
     confirmed.state = SpecState::Confirmed;
     Ok(confirmed)
+}
+
+/// The chosen parameter, if it is answered and its column is text holding its code.
+fn check_parameter<'a>(
+    draft: &'a PlotSpec,
+    table: &Table,
+    errors: &mut Vec<SpecError>,
+) -> Option<&'a ParameterChoice> {
+    let Some(chosen) = &draft.parameter else {
+        errors.push(SpecError::Unanswered {
+            question: "parameter",
+            why: "which parameter is plotted",
+        });
+        return None;
+    };
+    let codes = text(table, "parameter", &chosen.column, errors)?;
+    if codes.code_of(&chosen.value).is_none() {
+        errors.push(SpecError::ValueNotInData {
+            role: "parameter",
+            column: chosen.column.clone(),
+            value: chosen.value.clone(),
+        });
+    }
+    Some(chosen)
+}
+
+/// The record choice and its test, if it is answered and its column is usable.
+fn check_record_choice<'a, 't>(
+    draft: &'a PlotSpec,
+    table: &'t Table,
+    errors: &mut Vec<SpecError>,
+) -> Option<(RecordChoiceTest<'t>, &'a RecordsPerSubjectVisit)> {
+    let Some(choice) = &draft.records_per_subject_visit else {
+        errors.push(SpecError::Unanswered {
+            question: "records_per_subject_visit",
+            why: "which record per subject and visit is plotted",
+        });
+        return None;
+    };
+    match record_choice_test(choice, table) {
+        Ok(test) => Some((test, choice)),
+        Err(error) => {
+            errors.push(error.into());
+            None
+        }
+    }
+}
+
+/// The treatment and visit columns, their levels and visits (checked only against a usable
+/// column: an unknown column is one error), and the visit order column.
+fn check_treatment_and_visits(draft: &PlotSpec, table: &Table, errors: &mut Vec<SpecError>) {
+    let treatment = &draft.treatment;
+    if let Some(values) = text(table, "treatment_variable", &treatment.column, errors) {
+        let present: HashSet<&str> = values.levels().iter().map(|l| &**l).collect();
+        check_list(
+            "treatment_levels",
+            &treatment.column,
+            &treatment.levels,
+            &present,
+            errors,
+        );
+    }
+    let visit = &draft.visit;
+    if let Some(values) = text(table, "visit_variable", &visit.column, errors) {
+        let present: HashSet<&str> = values.levels().iter().map(|l| l.trim()).collect();
+        check_list("visits", &visit.column, &visit.visits, &present, errors);
+    }
+    if let VisitOrderSource::Column { column } = &visit.order_source {
+        numeric(table, "visit order", column, errors);
+    }
+}
+
+/// The value column (numeric), the subject column (text), the title and the threshold.
+fn check_value_and_settings(draft: &PlotSpec, table: &Table, errors: &mut Vec<SpecError>) {
+    numeric(table, "value_variable", &draft.value_column, errors);
+    text(table, "subject", &draft.subject_column, errors);
+    if draft.title.trim().is_empty() {
+        errors.push(SpecError::EmptyTitle);
+    }
+    if draft.low_n.threshold == 0 {
+        errors.push(SpecError::ZeroThreshold);
+    }
+}
+
+/// Column `column` exists and is numeric.
+fn numeric(table: &Table, role: &'static str, column: &str, errors: &mut Vec<SpecError>) {
+    match table.column(column).map(|c| &c.data) {
+        None => errors.push(SpecError::UnknownColumn {
+            role,
+            column: column.to_owned(),
+        }),
+        Some(ColumnData::Character(_)) => errors.push(SpecError::WrongColumnType {
+            role,
+            column: column.to_owned(),
+            expected: "numeric",
+            found: "character",
+        }),
+        Some(ColumnData::Numeric(_)) => {}
+    }
+}
+
+/// The selected `rows`: some are left, and some hold a value.
+fn check_rows(
+    draft: &PlotSpec,
+    table: &Table,
+    chosen: &ParameterChoice,
+    rows: &[usize],
+    errors: &mut Vec<SpecError>,
+) {
+    if rows.is_empty() && errors.is_empty() {
+        errors.push(SpecError::NoRecordLeft);
+    }
+    if let Some(ColumnData::Numeric(values)) = table.column(&draft.value_column).map(|c| &c.data) {
+        if !rows.is_empty() && rows.iter().all(|&row| values.value(row).is_none()) {
+            errors.push(SpecError::NoValueToPlot {
+                value_column: draft.value_column.clone(),
+                parameter: chosen.value.clone(),
+                records: rows.len(),
+            });
+        }
+    }
+}
+
+/// The unit the selected `rows` carry (from a unit column, else the parameter's label) is
+/// `unit`.
+fn check_unit(
+    table: &Table,
+    unit: &str,
+    chosen: &ParameterChoice,
+    rows: &[usize],
+    errors: &mut Vec<SpecError>,
+) {
+    let text_column = |name: &str| match table.column(name).map(|c| &c.data) {
+        Some(ColumnData::Character(values)) => Some(values),
+        _ => None,
+    };
+    let unit_column = ["AVALU", "LBSTRESU", "PARAMU"]
+        .iter()
+        .find_map(|name| text_column(name));
+    let labels = text_column("PARAM");
+    let mut found: Vec<&str> = rows
+        .iter()
+        .filter_map(|&row| match unit_column {
+            Some(units) => units.get(row),
+            None => labels.and_then(|l| l.get(row)).and_then(unit_from_label),
+        })
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    if !found.is_empty() && found != [unit] {
+        errors.push(SpecError::UnitContradictsData {
+            given: unit.to_owned(),
+            parameter: chosen.value.clone(),
+            found: found.join(", "),
+        });
+    }
 }

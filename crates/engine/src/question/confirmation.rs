@@ -1,30 +1,13 @@
 //! Confirmation questions: every choice of a draft spec that changes the plot, as data the UI
-//! and the CLI ask (question, proposed answer, allowed answers, why it is asked), and applying
-//! an answer to a draft.
+//! and the CLI ask (question, proposed answer, allowed answers, why it is asked). Answers are
+//! read and applied in [`crate::question::answer`].
 
 use crate::domain::{
-    confirmation::{
-        AllowedAnswers, AnswerError, ConfirmationQuestion, UnavailableChoice, QUESTION_IDS,
-    },
+    confirmation::{AllowedAnswers, ConfirmationQuestion, UnavailableChoice},
     profile::DatasetProfile,
     records::RecordsAnalysis,
-    spec::{
-        LowNAction, ParameterChoice, PlotSpec, RecordFilter, RecordsPerSubjectVisit, SpecState,
-        VisitOrderSource, YScale,
-    },
+    spec::{LowNAction, PlotSpec, RecordFilter, RecordsPerSubjectVisit, YScale},
 };
-use crate::question::matcher::default_title;
-
-/// A list answer: a JSON array of strings, or items joined by `|`.
-pub fn parse_list(answer: &str) -> Result<Vec<String>, String> {
-    if answer.trim_start().starts_with('[') {
-        serde_json::from_str(answer).map_err(|err| format!("not a JSON array of strings: {err}"))
-    } else if answer.is_empty() {
-        Ok(Vec::new())
-    } else {
-        Ok(answer.split('|').map(str::to_owned).collect())
-    }
-}
 
 fn list_text(items: &[String]) -> String {
     if items
@@ -56,7 +39,7 @@ fn low_n_action_text(action: LowNAction) -> &'static str {
     }
 }
 
-/// The questions for `spec` over `profile`, in [`QUESTION_IDS`] order. `records` is what the
+/// The questions for `spec` over `profile`, in [`QUESTION_IDS`](crate::domain::confirmation::QUESTION_IDS) order. `records` is what the
 /// selection holds per subject and visit: the record question is asked when some subject has
 /// several records at a visit (or when the spec already answers it with a choice).
 pub fn confirmation_questions(
@@ -64,16 +47,6 @@ pub fn confirmation_questions(
     profile: &DatasetProfile,
     records: &RecordsAnalysis,
 ) -> Vec<ConfirmationQuestion> {
-    let q = |id: &str, question: &str, proposed: Option<String>, allowed, why: &str| {
-        ConfirmationQuestion {
-            id: id.to_owned(),
-            question: question.to_owned(),
-            proposed,
-            allowed,
-            unavailable: Vec::new(),
-            why: why.to_owned(),
-        }
-    };
     let treatment_levels = profile
         .treatment_levels
         .iter()
@@ -93,12 +66,66 @@ pub fn confirmation_questions(
         .chain(&profile.roles.record_flags)
         .cloned()
         .collect();
-    let unit_choices = spec
-        .parameter
-        .as_ref()
-        .and_then(|chosen| profile.parameters.iter().find(|p| p.code == chosen.value))
-        .map(|p| p.units.clone())
-        .unwrap_or_default();
+    let mut questions = vec![
+        parameter_question(spec, profile),
+        q(
+            "filters",
+            "Which population and record filters apply?",
+            Some(filters_text(&spec.filters)),
+            AllowedAnswers::Filters { columns: flag_columns },
+            "Filters decide which subjects and records are counted; a record flag can remove the baseline visit.",
+        ),
+        treatment_variable_question(spec, profile),
+        q(
+            "treatment_levels",
+            "Which treatment levels are shown, in which panel order?",
+            Some(list_text(&spec.treatment.levels)),
+            AllowedAnswers::OrderedSubsetOf { items: treatment_levels },
+            "Panel order and the levels kept change the plot; records of other levels are dropped.",
+        ),
+        q(
+            "value_variable",
+            "Which value is plotted?",
+            Some(spec.value_column.clone()),
+            AllowedAnswers::OneOf {
+                choices: profile.roles.value.clone(),
+            },
+            "Analysis value, change from baseline and percent change answer different questions.",
+        ),
+        visit_variable_question(spec, profile),
+        q(
+            "visits",
+            "Which visits are shown, in which order?",
+            Some(list_text(&spec.visit.visits)),
+            AllowedAnswers::OrderedSubsetOf { items: visits },
+            "Unscheduled and end-of-treatment visits repeat or scatter scheduled ones; the proposal keeps scheduled visits in order.",
+        ),
+    ];
+    questions.extend(record_question(spec, records));
+    questions.extend(display_questions(spec, profile));
+    questions
+}
+
+/// A question with nothing unavailable.
+fn q(
+    id: &str,
+    question: &str,
+    proposed: Option<String>,
+    allowed: AllowedAnswers,
+    why: &str,
+) -> ConfirmationQuestion {
+    ConfirmationQuestion {
+        id: id.to_owned(),
+        question: question.to_owned(),
+        proposed,
+        allowed,
+        unavailable: Vec::new(),
+        why: why.to_owned(),
+    }
+}
+
+/// Which parameter: those with numbers in the value column; the others listed as unavailable.
+fn parameter_question(spec: &PlotSpec, profile: &DatasetProfile) -> ConfirmationQuestion {
     let (plottable, not_plottable): (Vec<_>, Vec<_>) = profile
         .parameters
         .iter()
@@ -122,6 +149,11 @@ pub fn confirmation_questions(
             ),
         })
         .collect();
+    parameter
+}
+
+/// Which treatment variable: those with a value; the empty ones listed as unavailable.
+fn treatment_variable_question(spec: &PlotSpec, profile: &DatasetProfile) -> ConfirmationQuestion {
     let (usable_treatments, empty_treatments): (Vec<_>, Vec<_>) =
         profile.roles.treatment.iter().partition(|t| {
             profile
@@ -145,6 +177,11 @@ pub fn confirmation_questions(
             reason: "every value is missing".to_owned(),
         })
         .collect();
+    treatment_variable
+}
+
+/// Which visit variable: those with a value; the empty ones listed as unavailable.
+fn visit_variable_question(spec: &PlotSpec, profile: &DatasetProfile) -> ConfirmationQuestion {
     let (usable_visits, empty_visits): (Vec<_>, Vec<_>) =
         profile.roles.visit.iter().partition(|v| {
             profile
@@ -168,47 +205,18 @@ pub fn confirmation_questions(
             reason: "every value is missing".to_owned(),
         })
         .collect();
-    let mut questions = vec![
-        parameter,
-        q(
-            "filters",
-            "Which population and record filters apply?",
-            Some(filters_text(&spec.filters)),
-            AllowedAnswers::Filters { columns: flag_columns },
-            "Filters decide which subjects and records are counted; a record flag can remove the baseline visit.",
-        ),
-        treatment_variable,
-        q(
-            "treatment_levels",
-            "Which treatment levels are shown, in which panel order?",
-            Some(list_text(&spec.treatment.levels)),
-            AllowedAnswers::OrderedSubsetOf { items: treatment_levels },
-            "Panel order and the levels kept change the plot; records of other levels are dropped.",
-        ),
-        q(
-            "value_variable",
-            "Which value is plotted?",
-            Some(spec.value_column.clone()),
-            AllowedAnswers::OneOf {
-                choices: profile.roles.value.clone(),
-            },
-            "Analysis value, change from baseline and percent change answer different questions.",
-        ),
-        visit_variable,
-        q(
-            "visits",
-            "Which visits are shown, in which order?",
-            Some(list_text(&spec.visit.visits)),
-            AllowedAnswers::OrderedSubsetOf { items: visits },
-            "Unscheduled and end-of-treatment visits repeat or scatter scheduled ones; the proposal keeps scheduled visits in order.",
-        ),
-    ];
+    visit_variable
+}
+
+/// Which record per subject and visit, when the selection holds several (or the spec already
+/// answers with a choice).
+fn record_question(spec: &PlotSpec, records: &RecordsAnalysis) -> Option<ConfirmationQuestion> {
     let answered_with_a_choice = spec
         .records_per_subject_visit
         .as_ref()
         .is_some_and(|r| *r != RecordsPerSubjectVisit::One);
-    if records.with_several > 0 || answered_with_a_choice {
-        questions.push(q(
+    (records.with_several > 0 || answered_with_a_choice).then(|| {
+        q(
             "records_per_subject_visit",
             "Which record per subject and visit?",
             spec.records_per_subject_visit
@@ -224,9 +232,19 @@ pub fn confirmation_questions(
                 records.examples.join(", "),
                 records.why
             ),
-        ));
-    }
-    questions.extend([
+        )
+    })
+}
+
+/// How the plot shows the values: y scale, unit, low N, title.
+fn display_questions(spec: &PlotSpec, profile: &DatasetProfile) -> [ConfirmationQuestion; 5] {
+    let unit_choices = spec
+        .parameter
+        .as_ref()
+        .and_then(|chosen| profile.parameters.iter().find(|p| p.code == chosen.value))
+        .map(|p| p.units.clone())
+        .unwrap_or_default();
+    [
         q(
             "y_scale",
             "Do the panels share one y axis?",
@@ -280,161 +298,5 @@ pub fn confirmation_questions(
             AllowedAnswers::Text,
             "The title is part of the governed output.",
         ),
-    ]);
-    questions
-}
-
-/// The answer `every`, `one` or `COLUMN=VALUE` as a record choice.
-pub fn parse_records_answer(answer: &str) -> Result<RecordsPerSubjectVisit, String> {
-    match answer.trim() {
-        "every" => Ok(RecordsPerSubjectVisit::Every),
-        "one" => Ok(RecordsPerSubjectVisit::One),
-        other => match other.split_once('=') {
-            Some((column, value)) if !column.trim().is_empty() => {
-                Ok(RecordsPerSubjectVisit::OneWhere {
-                    column: column.trim().to_owned(),
-                    value: value.to_owned(),
-                })
-            }
-            _ => Err(
-                "expected every, one, or COLUMN=VALUE (e.g. DTYPE=AVERAGE; DTYPE= for a blank DTYPE)"
-                    .to_owned(),
-            ),
-        },
-    }
-}
-
-/// Applies one answer to a draft spec. Changing the treatment or visit variable resets its
-/// levels or visits to those the profile lists, so later answers pick from the new variable.
-pub fn apply_answer(
-    spec: &mut PlotSpec,
-    profile: &DatasetProfile,
-    id: &str,
-    answer: &str,
-) -> Result<(), AnswerError> {
-    let malformed = |reason: &str| AnswerError::Malformed {
-        id: id.to_owned(),
-        answer: answer.chars().take(200).collect(),
-        reason: reason.to_owned(),
-    };
-    spec.state = SpecState::Draft;
-    match id {
-        "parameter" => {
-            let column = match (&spec.parameter, profile.roles.parameter_code.first()) {
-                (Some(chosen), _) => chosen.column.clone(),
-                (None, Some(column)) => column.clone(),
-                (None, None) => return Err(malformed("the dataset has no parameter code column")),
-            };
-            let find = |code: &str| profile.parameters.iter().find(|p| p.code == code);
-            let before = spec.parameter.as_ref().and_then(|p| find(&p.value));
-            let after = find(answer);
-            // A title or unit the draft derived from the old parameter follows the new one;
-            // one the user wrote stays.
-            if spec.title == default_title(before, &spec.value_column) {
-                spec.title = default_title(after, &spec.value_column);
-            }
-            let single_unit = |p: Option<&crate::domain::profile::ParameterProfile>| match p
-                .map(|p| p.units.as_slice())
-            {
-                Some([one]) => Some(one.clone()),
-                _ => None,
-            };
-            if spec.unit.is_none() || spec.unit == single_unit(before) {
-                spec.unit = single_unit(after);
-            }
-            spec.parameter = Some(ParameterChoice {
-                column,
-                value: answer.to_owned(),
-                label: after.and_then(|p| p.labels.first().cloned()),
-            });
-        }
-        "records_per_subject_visit" => {
-            spec.records_per_subject_visit =
-                Some(parse_records_answer(answer).map_err(|r| malformed(&r))?)
-        }
-        "filters" => {
-            spec.filters = if answer == "none" {
-                Vec::new()
-            } else {
-                let map: std::collections::BTreeMap<String, Vec<String>> =
-                    serde_json::from_str(answer).map_err(|err| {
-                        malformed(&format!(
-                            "expected none or a JSON object such as {{\"SAFFL\":[\"Y\"]}}: {err}"
-                        ))
-                    })?;
-                map.into_iter()
-                    .map(|(column, values)| RecordFilter { column, values })
-                    .collect()
-            };
-        }
-        "treatment_variable" => {
-            spec.treatment.column = answer.to_owned();
-            spec.treatment.levels = profile
-                .treatment_levels
-                .iter()
-                .find(|l| l.column == answer)
-                .map(|l| l.levels.clone())
-                .unwrap_or_default();
-        }
-        "treatment_levels" => {
-            spec.treatment.levels = parse_list(answer).map_err(|r| malformed(&r))?
-        }
-        "value_variable" => spec.value_column = answer.to_owned(),
-        "visit_variable" => {
-            spec.visit.column = answer.to_owned();
-            let visits = profile.visit_levels.iter().find(|v| v.column == answer);
-            // Ordered visits only when there is an order column; without one, all of them in
-            // order of first appearance.
-            spec.visit.visits = visits
-                .map(|v| {
-                    v.visits
-                        .iter()
-                        .filter(|level| v.order_column.is_none() || level.order.is_some())
-                        .map(|level| level.label.clone())
-                        .collect()
-                })
-                .unwrap_or_default();
-            spec.visit.order_source = match visits.and_then(|v| v.order_column.clone()) {
-                Some(column) => VisitOrderSource::Column { column },
-                None => VisitOrderSource::AsListed,
-            };
-        }
-        "visits" => spec.visit.visits = parse_list(answer).map_err(|r| malformed(&r))?,
-        "y_scale" => {
-            spec.y_scale = match answer {
-                "fixed" => YScale::Fixed,
-                "free" => YScale::Free,
-                _ => return Err(malformed("expected fixed or free")),
-            }
-        }
-        "unit" => spec.unit = (answer != "none").then(|| answer.to_owned()),
-        "low_n_threshold" => {
-            spec.low_n.threshold = answer
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (1..=1000).contains(n))
-                .ok_or_else(|| malformed("expected a whole number from 1 to 1000"))?
-        }
-        "low_n_action" => {
-            spec.low_n.below = match answer {
-                "annotate" => LowNAction::Annotate,
-                "points_only" => LowNAction::PointsOnly,
-                "suppress_box" => LowNAction::SuppressBox,
-                _ => return Err(malformed("expected annotate, points_only or suppress_box")),
-            }
-        }
-        "title" => {
-            if answer.trim().is_empty() {
-                return Err(malformed("the title cannot be empty"));
-            }
-            spec.title = answer.to_owned();
-        }
-        _ => {
-            return Err(AnswerError::UnknownQuestion {
-                id: id.to_owned(),
-                known: QUESTION_IDS.join(", "),
-            })
-        }
-    }
-    Ok(())
+    ]
 }

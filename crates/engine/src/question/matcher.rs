@@ -4,7 +4,10 @@
 
 use crate::domain::{
     matcher::{MatchError, MatchNote},
-    profile::{DatasetProfile, ParameterProfile, VisitLevel, VisitsOf, DEFAULT_LOW_N_THRESHOLD},
+    profile::{
+        CandidateRoles, DatasetProfile, ParameterProfile, VisitLevel, VisitsOf,
+        DEFAULT_LOW_N_THRESHOLD,
+    },
     spec::{
         LowNAction, LowNPolicy, ParameterChoice, PlotSpec, RecordFilter, SpecState,
         TreatmentChoice, VisitChoice, VisitOrderSource, YScale,
@@ -409,44 +412,9 @@ pub fn propose_draft(
     let q = words(question);
     let roles = &profile.roles;
     let mut notes = Vec::new();
-    let mut note = |field: &str, words: Vec<String>, chosen: String, why: String| {
-        notes.push(MatchNote {
-            field: field.to_owned(),
-            words,
-            chosen,
-            why,
-        })
-    };
-
     // Value first: which parameters can be plotted depends on it.
-    let has = |name: &str| roles.value.iter().any(|v| v == name);
-    let (value_column, value_words, value_why) = if (contains_phrase(&q, &["percent", "change"])
-        || q.iter().any(|w| w == "pchg"))
-        && has("PCHG")
-    {
-        (
-            "PCHG".to_owned(),
-            vec!["percent".to_owned(), "change".to_owned()],
-            "\"percent change\" names PCHG".to_owned(),
-        )
-    } else if (q.iter().any(|w| w == "change" || w == "chg")) && has("CHG") {
-        (
-            "CHG".to_owned(),
-            vec!["change".to_owned()],
-            "\"change\" names CHG, the change from baseline".to_owned(),
-        )
-    } else {
-        let first = roles.value.first().ok_or(MatchError::MissingRole {
-            role: "numeric value",
-            looked_for: "AVAL, CHG, PCHG, BASE",
-        })?;
-        (
-            first.clone(),
-            Vec::new(),
-            format!("no change named: the analysis value {first}"),
-        )
-    };
-
+    let value = choose_value(&q, roles)?;
+    let value_column = value.chosen.clone();
     // Parameter: a code, a synonym or words of a label; never a default that cannot be plotted.
     let parameter_column = roles
         .parameter_code
@@ -457,80 +425,9 @@ pub fn propose_draft(
         })?;
     let (parameter, parameter_note) =
         choose_parameter(&q, profile, parameter_column, &value_column);
-    note(
-        &parameter_note.field,
-        parameter_note.words,
-        parameter_note.chosen,
-        parameter_note.why,
-    );
-    note(
-        "value_variable",
-        value_words,
-        value_column.clone(),
-        value_why,
-    );
-
-    // Treatment: "planned" or "actual" pick TRTP or TRTA; "arm" prefers ARM/ACTARM.
-    let usable_treatment = |name: &str| {
-        profile
-            .treatment_levels
-            .iter()
-            .any(|l| l.column == name && !l.levels.is_empty())
-    };
-    let treatment_pick = |names: &[&str]| {
-        names
-            .iter()
-            .find(|n| roles.treatment.iter().any(|t| t == *n) && usable_treatment(n))
-            .map(|n| (*n).to_owned())
-    };
-    let (treatment_column, treatment_words) = if let Some(t) = q
-        .iter()
-        .any(|w| w == "planned")
-        .then(|| treatment_pick(&["TRTP", "TRT01P", "ARM"]))
-        .flatten()
-    {
-        (t, vec!["planned".to_owned()])
-    } else if let Some(t) = q
-        .iter()
-        .any(|w| w == "arm")
-        .then(|| treatment_pick(&["ACTARM", "ARM"]))
-        .flatten()
-    {
-        (t, vec!["arm".to_owned()])
-    } else {
-        let first = roles.treatment.iter().find(|t| usable_treatment(t)).ok_or(
-            MatchError::MissingRole {
-                role: "treatment",
-                looked_for: "TRTA, TRTP, TRT01A, TRT01P, ACTARM, ARM (with values)",
-            },
-        )?;
-        let words = ["arm", "treatment", "actual"]
-            .iter()
-            .filter(|w| q.iter().any(|q| q == *w))
-            .map(|w| (*w).to_owned())
-            .collect();
-        (first.clone(), words)
-    };
-    let treatment_levels = profile
-        .treatment_levels
-        .iter()
-        .find(|l| l.column == treatment_column);
-    let levels = treatment_levels
-        .map(|l| l.levels.clone())
-        .unwrap_or_default();
-    let level_order = match treatment_levels.and_then(|l| l.order_column.as_deref()) {
-        Some(order) => format!("levels ordered by {order}"),
-        None => format!(
-            "levels in order of first appearance in the data (there is no {treatment_column}N to order them)"
-        ),
-    };
-    note(
-        "treatment_variable",
-        treatment_words,
-        treatment_column.clone(),
-        format!("{treatment_column}: {level_order}"),
-    );
-
+    notes.extend([parameter_note, value]);
+    let (treatment, treatment_note) = choose_treatment(&q, profile)?;
+    notes.push(treatment_note);
     // Visits: those named ("week 12", "baseline"), else every scheduled visit in order.
     let visit_candidate = roles
         .visit
@@ -551,63 +448,20 @@ pub fn propose_draft(
         .find(|v| v.column == visit_candidate.label);
     let change_value = value_column == "CHG" || value_column == "PCHG";
     let (visits, visit_words, visit_why) = choose_visits(&q, visits_of, change_value);
-    note("visits", visit_words, visits.join(", "), visit_why);
+    notes.push(note("visits", visit_words, visits.join(", "), visit_why));
     let order_source = match visits_of.and_then(|v| v.order_column.clone()) {
         Some(column) => VisitOrderSource::Column { column },
         None => VisitOrderSource::AsListed,
     };
-
-    // Filters: the safety population when flagged; ANL01FL only when it keeps the baseline.
-    let mut filters = Vec::new();
-    if roles.population_flags.iter().any(|f| f == "SAFFL") {
-        filters.push(RecordFilter {
-            column: "SAFFL".to_owned(),
-            values: vec!["Y".to_owned()],
-        });
-    }
-    let baseline_kept = visits.iter().any(|v| v.eq_ignore_ascii_case("baseline"));
-    let anl_removes_baseline = profile.warnings.iter().any(|w| {
-        matches!(w, crate::domain::profile::ProfileWarning::FlagRemovesBaseline { flag, .. } if flag == "ANL01FL")
-    });
-    if roles.record_flags.iter().any(|f| f == "ANL01FL") && !(baseline_kept && anl_removes_baseline)
-    {
-        filters.push(RecordFilter {
-            column: "ANL01FL".to_owned(),
-            values: vec!["Y".to_owned()],
-        });
-    }
-    note(
-        "filters",
-        Vec::new(),
-        if filters.is_empty() {
-            "none".to_owned()
-        } else {
-            filters
-                .iter()
-                .map(|f| format!("{} = {}", f.column, f.values.join("|")))
-                .collect::<Vec<_>>()
-                .join(", ")
-        },
-        match (
-            roles.population_flags.iter().any(|f| f == "SAFFL"),
-            roles.record_flags.iter().any(|f| f == "ANL01FL"),
-        ) {
-            (_, true) if anl_removes_baseline && baseline_kept => {
-                "the safety population when flagged (SAFFL); not ANL01FL, which would remove every baseline record".to_owned()
-            }
-            (_, true) => "the safety population when flagged (SAFFL) and the analysis flag ANL01FL".to_owned(),
-            (true, false) => "the safety population (SAFFL); there is no ANL01FL".to_owned(),
-            (false, false) => "the data has neither SAFFL nor ANL01FL".to_owned(),
-        },
-    );
-
+    let (filters, filters_note) = choose_filters(profile, &visits);
+    notes.push(filters_note);
     let y_scale = if q.iter().any(|w| w == "free") {
-        note(
+        notes.push(note(
             "y_scale",
             vec!["free".to_owned()],
             "free".to_owned(),
             "\"free\" asks for a y axis per panel".to_owned(),
-        );
+        ));
         YScale::Free
     } else {
         YScale::Fixed
@@ -620,8 +474,6 @@ pub fn propose_draft(
         role: "subject",
         looked_for: "USUBJID, SUBJID",
     })?;
-    let parameter_label = parameter.and_then(|p| p.labels.first().cloned());
-    let title = default_title(parameter, &value_column);
     let spec = PlotSpec {
         state: SpecState::Draft,
         dataset_content_hash: profile.content_hash,
@@ -629,15 +481,13 @@ pub fn propose_draft(
         parameter: parameter.map(|p| ParameterChoice {
             column: parameter_column.clone(),
             value: p.code.clone(),
-            label: parameter_label,
+            label: p.labels.first().cloned(),
         }),
         filters,
         // Settled against the data by `ingest::draft`, which sees the records.
         records_per_subject_visit: None,
-        treatment: TreatmentChoice {
-            column: treatment_column,
-            levels,
-        },
+        treatment,
+        title: default_title(parameter, &value_column),
         value_column,
         subject_column: subject_column.clone(),
         visit: VisitChoice {
@@ -651,7 +501,146 @@ pub fn propose_draft(
             threshold: DEFAULT_LOW_N_THRESHOLD,
             below: LowNAction::Annotate,
         },
-        title,
     };
     Ok((spec, notes))
+}
+
+/// A note: which words chose what for `field`, and why.
+fn note(field: &str, words: Vec<String>, chosen: String, why: String) -> MatchNote {
+    MatchNote {
+        field: field.to_owned(),
+        words,
+        chosen,
+        why,
+    }
+}
+
+/// The value column: PCHG for "percent change", CHG for "change", else the analysis value.
+fn choose_value(q: &[String], roles: &CandidateRoles) -> Result<MatchNote, MatchError> {
+    let has = |name: &str| roles.value.iter().any(|v| v == name);
+    let percent = contains_phrase(q, &["percent", "change"]) || q.iter().any(|w| w == "pchg");
+    Ok(if percent && has("PCHG") {
+        note(
+            "value_variable",
+            vec!["percent".to_owned(), "change".to_owned()],
+            "PCHG".to_owned(),
+            "\"percent change\" names PCHG".to_owned(),
+        )
+    } else if q.iter().any(|w| w == "change" || w == "chg") && has("CHG") {
+        note(
+            "value_variable",
+            vec!["change".to_owned()],
+            "CHG".to_owned(),
+            "\"change\" names CHG, the change from baseline".to_owned(),
+        )
+    } else {
+        let first = roles.value.first().ok_or(MatchError::MissingRole {
+            role: "numeric value",
+            looked_for: "AVAL, CHG, PCHG, BASE",
+        })?;
+        note(
+            "value_variable",
+            Vec::new(),
+            first.clone(),
+            format!("no change named: the analysis value {first}"),
+        )
+    })
+}
+
+/// The treatment column and its levels: "planned" picks TRTP, "arm" prefers ARM/ACTARM, else
+/// the first treatment column with values.
+fn choose_treatment(
+    q: &[String],
+    profile: &DatasetProfile,
+) -> Result<(TreatmentChoice, MatchNote), MatchError> {
+    let roles = &profile.roles;
+    let usable = |name: &str| {
+        profile
+            .treatment_levels
+            .iter()
+            .any(|l| l.column == name && !l.levels.is_empty())
+    };
+    let pick = |word: &str, names: &[&str]| {
+        q.iter().any(|w| w == word).then_some(())?;
+        names
+            .iter()
+            .find(|n| roles.treatment.iter().any(|t| t == *n) && usable(n))
+            .map(|n| ((*n).to_owned(), vec![word.to_owned()]))
+    };
+    let (column, words) = match pick("planned", &["TRTP", "TRT01P", "ARM"])
+        .or_else(|| pick("arm", &["ACTARM", "ARM"]))
+    {
+        Some(picked) => picked,
+        None => {
+            let first =
+                roles
+                    .treatment
+                    .iter()
+                    .find(|t| usable(t))
+                    .ok_or(MatchError::MissingRole {
+                        role: "treatment",
+                        looked_for: "TRTA, TRTP, TRT01A, TRT01P, ACTARM, ARM (with values)",
+                    })?;
+            let words = ["arm", "treatment", "actual"]
+                .iter()
+                .filter(|w| q.iter().any(|q| q == *w))
+                .map(|w| (*w).to_owned())
+                .collect();
+            (first.clone(), words)
+        }
+    };
+    let levels_of = profile.treatment_levels.iter().find(|l| l.column == column);
+    let level_order = match levels_of.and_then(|l| l.order_column.as_deref()) {
+        Some(order) => format!("levels ordered by {order}"),
+        None => format!(
+            "levels in order of first appearance in the data (there is no {column}N to order them)"
+        ),
+    };
+    let why = format!("{column}: {level_order}");
+    let treatment = TreatmentChoice {
+        levels: levels_of.map(|l| l.levels.clone()).unwrap_or_default(),
+        column: column.clone(),
+    };
+    Ok((treatment, note("treatment_variable", words, column, why)))
+}
+
+/// The filters: the safety population when flagged; ANL01FL only when it keeps the baseline
+/// among `visits`.
+fn choose_filters(profile: &DatasetProfile, visits: &[String]) -> (Vec<RecordFilter>, MatchNote) {
+    let roles = &profile.roles;
+    let saffl = roles.population_flags.iter().any(|f| f == "SAFFL");
+    let anl01fl = roles.record_flags.iter().any(|f| f == "ANL01FL");
+    let baseline_kept = visits.iter().any(|v| v.eq_ignore_ascii_case("baseline"));
+    let anl_removes_baseline = profile.warnings.iter().any(|w| {
+        matches!(w, crate::domain::profile::ProfileWarning::FlagRemovesBaseline { flag, .. } if flag == "ANL01FL")
+    });
+    let flag = |column: &str| RecordFilter {
+        column: column.to_owned(),
+        values: vec!["Y".to_owned()],
+    };
+    let mut filters = Vec::new();
+    if saffl {
+        filters.push(flag("SAFFL"));
+    }
+    if anl01fl && !(baseline_kept && anl_removes_baseline) {
+        filters.push(flag("ANL01FL"));
+    }
+    let chosen = if filters.is_empty() {
+        "none".to_owned()
+    } else {
+        filters
+            .iter()
+            .map(|f| format!("{} = {}", f.column, f.values.join("|")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let why = match (saffl, anl01fl) {
+        (_, true) if anl_removes_baseline && baseline_kept => {
+            "the safety population when flagged (SAFFL); not ANL01FL, which would remove every baseline record"
+        }
+        (_, true) => "the safety population when flagged (SAFFL) and the analysis flag ANL01FL",
+        (true, false) => "the safety population (SAFFL); there is no ANL01FL",
+        (false, false) => "the data has neither SAFFL nor ANL01FL",
+    };
+    (filters, note("filters", Vec::new(), chosen, why.to_owned()))
 }

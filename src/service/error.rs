@@ -1,0 +1,46 @@
+//! Why a service could not read what a page or a command asked for: the database, the object
+//! store, a stored record that does not hold together, or blocking work that stopped. A server
+//! function logs the detail and answers 500; the command line prints it.
+
+use crate::store::{
+    db::{DatabaseError, DbError},
+    objects::ObjectStoreError,
+    repository::RepositoryError,
+};
+
+/// A failed read of stored state.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The database (pool, SQLite) failed.
+    #[error(transparent)]
+    Database(#[from] DatabaseError),
+    /// A statement failed.
+    #[error("database error: {0}")]
+    Sqlite(#[from] DbError),
+    /// The repository refused or failed.
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+    /// An object could not be read (missing, or its bytes no longer hash to its name).
+    #[error(transparent)]
+    Objects(#[from] ObjectStoreError),
+    /// What is stored does not hold together (a hash that is not SHA-256, JSON that does not
+    /// parse, a spec that no longer hashes to its name).
+    #[error("stored data does not hold: {0}")]
+    Corrupt(String),
+    /// The blocking work stopped before it answered (a panic, or the runtime shutting down).
+    #[error("the work stopped before it answered: {0}")]
+    Interrupted(String),
+}
+
+impl ReadError {
+    /// Stored data that does not hold: what, and why.
+    pub fn corrupt(what: impl std::fmt::Display, why: impl std::fmt::Display) -> Self {
+        ReadError::Corrupt(format!("{what}: {why}"))
+    }
+}
+
+impl From<tokio::task::JoinError> for ReadError {
+    fn from(error: tokio::task::JoinError) -> Self {
+        ReadError::Interrupted(error.to_string())
+    }
+}

@@ -1,0 +1,5 @@
+//! Components more than one page uses.
+
+pub mod loaded;
+
+pub use loaded::Loaded;
