@@ -80,6 +80,31 @@ pub fn answer_draft(
     })
 }
 
+/// Why the matcher's proposal for a question does not confirm.
+#[derive(Debug, thiserror::Error)]
+pub enum ProposalRefused {
+    /// The question gives no draft on this dataset.
+    #[error(transparent)]
+    Question(#[from] MatchError),
+    /// Some questions are open or their proposed answers do not hold.
+    #[error("the proposed spec does not confirm: {}", .0.iter().map(|e| format!("{}: {}", e.question, e.message)).collect::<Vec<_>>().join("; "))]
+    Refused(Vec<FieldError>),
+}
+
+/// The matcher's proposal for `question`, confirmed as Confirm confirms a draft whose answers
+/// nobody changed (the path of [`answer_draft`] the web's Confirm takes; the benchmarks use it).
+pub fn confirm_proposal(
+    question: &str,
+    profile: &DatasetProfile,
+    table: &Table,
+    content_hash: Sha256Digest,
+) -> Result<PlotSpec, ProposalRefused> {
+    let answered = answer_draft(question, profile, table, content_hash, None)?;
+    answered
+        .confirmed
+        .ok_or(ProposalRefused::Refused(answered.errors))
+}
+
 /// Applies the form's answers in question order. Lists built for a variable the user has since
 /// changed are not applied (the new variable's own levels or visits stand); a record choice the
 /// form did not ask is proposed anew for the selection as answered. The form's lists and choices

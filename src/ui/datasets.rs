@@ -15,7 +15,7 @@ use crate::{
     domain::{
         account::Role,
         dataset::{DatasetDetail, DatasetSummary},
-        profile::{ProfileWarning, UnitSource},
+        profile::{DatasetProfile, ProfileWarning, UnitSource},
     },
 };
 
@@ -353,6 +353,37 @@ pub fn DatasetPage() -> impl IntoView {
 #[component]
 fn DatasetView(detail: DatasetDetail) -> impl IntoView {
     let DatasetDetail { summary, profile } = detail;
+    let warnings = reviewer_warnings(&profile);
+    view! {
+        <Title text=summary.file_name.clone() />
+        <section class="section">
+            <h1>{summary.file_name.clone()}</h1>
+            <dl class="facts">
+                <dt>"Format"</dt><dd>{summary.format.to_uppercase()}{summary.dataset_name.clone().map(|n| format!(" (member {n})"))}</dd>
+                <dt>"Classification"</dt><dd>{summary.classification.clone()}</dd>
+                <dt>"Rows × columns"</dt><dd>{format!("{} × {}", summary.rows, summary.columns)}</dd>
+                <dt>"Size"</dt><dd>{size_text(summary.size)}</dd>
+                <dt>"Content hash (SHA-256)"</dt><dd><code>{summary.content_hash.clone()}</code></dd>
+                <dt>"Uploaded"</dt><dd>{format!("{} by {}", summary.uploaded_at, summary.uploaded_by)}</dd>
+            </dl>
+            <section class="ask" aria-labelledby="ask-heading">
+                <h2 id="ask-heading">"Ask for a plot"</h2>
+                <form method="get" action=format!("/datasets/{}/draft", summary.content_hash)>
+                    <label for="question">"Question about this dataset"</label>
+                    <p class="why" id="question-help">"In words, e.g. \"ALT over time by arm\": the draft shows what each word matched, and every choice is yours to confirm."</p>
+                    <input id="question" name="question" type="text" required aria-describedby="question-help" />
+                    <button type="submit">"Draft the plot"</button>
+                </form>
+            </section>
+            <WarningList warnings />
+            <ColumnTable profile />
+        </section>
+    }
+}
+
+/// The profile's warnings grouped for a reviewer, with the parameters whose unit is only in
+/// their label.
+fn reviewer_warnings(profile: &DatasetProfile) -> Vec<(String, Vec<String>)> {
     let mut warnings = group_warnings(&profile.warnings);
     let label_units: Vec<String> = profile
         .parameters
@@ -375,28 +406,13 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
             Vec::new(),
         ));
     }
-    let roles = profile.roles.clone();
+    warnings
+}
+
+/// The reviewer warnings, each with its details to unfold.
+#[component]
+fn WarningList(warnings: Vec<(String, Vec<String>)>) -> impl IntoView {
     view! {
-        <Title text=summary.file_name.clone() />
-        <section class="section">
-            <h1>{summary.file_name.clone()}</h1>
-            <dl class="facts">
-                <dt>"Format"</dt><dd>{summary.format.to_uppercase()}{summary.dataset_name.clone().map(|n| format!(" (member {n})"))}</dd>
-                <dt>"Classification"</dt><dd>{summary.classification.clone()}</dd>
-                <dt>"Rows × columns"</dt><dd>{format!("{} × {}", summary.rows, summary.columns)}</dd>
-                <dt>"Size"</dt><dd>{size_text(summary.size)}</dd>
-                <dt>"Content hash (SHA-256)"</dt><dd><code>{summary.content_hash.clone()}</code></dd>
-                <dt>"Uploaded"</dt><dd>{format!("{} by {}", summary.uploaded_at, summary.uploaded_by)}</dd>
-            </dl>
-            <section class="ask" aria-labelledby="ask-heading">
-                <h2 id="ask-heading">"Ask for a plot"</h2>
-                <form method="get" action=format!("/datasets/{}/draft", summary.content_hash)>
-                    <label for="question">"Question about this dataset"</label>
-                    <p class="why" id="question-help">"In words, e.g. \"ALT over time by arm\": the draft shows what each word matched, and every choice is yours to confirm."</p>
-                    <input id="question" name="question" type="text" required aria-describedby="question-help" />
-                    <button type="submit">"Draft the plot"</button>
-                </form>
-            </section>
             <section class="warnings" aria-labelledby="warnings-heading">
                 <h2 id="warnings-heading">{format!("Reviewer warnings ({})", warnings.len())}</h2>
                 {if warnings.is_empty() {
@@ -419,6 +435,14 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
                     }.into_any()
                 }}
             </section>
+    }
+}
+
+/// Every column in file order: label, type, missing, distinct values and candidate role.
+#[component]
+fn ColumnTable(profile: DatasetProfile) -> impl IntoView {
+    let roles = profile.roles.clone();
+    view! {
             <h2>"Columns"</h2>
             <table class="data-table">
                 <caption>"Every column, in file order"</caption>
@@ -457,6 +481,5 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
                         .collect_view()}
                 </tbody>
             </table>
-        </section>
     }
 }

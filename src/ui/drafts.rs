@@ -89,18 +89,7 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
         );
     }
     let confirm = ServerAction::<ConfirmDraft>::new();
-    Effect::new(move |_| {
-        if let Some(result) = confirm.value().get() {
-            match result {
-                Ok(ConfirmOutcome::Refused { errors: refused }) => errors.set(refused),
-                Ok(ConfirmOutcome::Created { .. }) => {}
-                Err(error) => errors.set(vec![FieldError {
-                    question: "general".to_owned(),
-                    message: error.to_string(),
-                }]),
-            }
-        }
-    });
+    show_refusals(confirm, errors);
     let account = use_account();
     let draft_href = format!("/datasets/{hash}/draft");
     let context = FormContext {
@@ -129,14 +118,7 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                     {view.parent.clone().map(|parent| view! { <input type="hidden" name="parent" value=parent /> })}
                     <input type="hidden" name="answers[levels_of]" value=move || signals.levels_of.get() />
                     <input type="hidden" name="answers[visits_of]" value=move || signals.visits_of.get() />
-                    {move || {
-                        let general = errors_about(&errors.get(), "general");
-                        (!general.is_empty()).then(|| view! {
-                            <div class="form-error" role="alert">
-                                {general.into_iter().map(|m| view! { <p>{m}</p> }).collect_view()}
-                            </div>
-                        })
-                    }}
+                    <GeneralErrors errors />
                     <For
                         each=move || questions.get()
                         key=|q| (q.id.clone(), serde_json::to_string(&q.allowed).unwrap_or_default())
@@ -165,6 +147,37 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                 <PreviewPane preview updating />
             </div>
         </section>
+    }
+}
+
+/// Shows what Confirm refused, beside each question (a success opens the revision's page).
+fn show_refusals(confirm: ServerAction<ConfirmDraft>, errors: RwSignal<Vec<FieldError>>) {
+    Effect::new(move |_| {
+        if let Some(result) = confirm.value().get() {
+            match result {
+                Ok(ConfirmOutcome::Refused { errors: refused }) => errors.set(refused),
+                Ok(ConfirmOutcome::Created { .. }) => {}
+                Err(error) => errors.set(vec![FieldError {
+                    question: "general".to_owned(),
+                    message: error.to_string(),
+                }]),
+            }
+        }
+    });
+}
+
+/// The messages about no one question, at the top of the form.
+#[component]
+fn GeneralErrors(errors: RwSignal<Vec<FieldError>>) -> impl IntoView {
+    move || {
+        let general = errors_about(&errors.get(), "general");
+        (!general.is_empty()).then(|| {
+            view! {
+                <div class="form-error" role="alert">
+                    {general.into_iter().map(|m| view! { <p>{m}</p> }).collect_view()}
+                </div>
+            }
+        })
     }
 }
 

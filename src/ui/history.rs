@@ -11,7 +11,9 @@ use leptos_router::hooks::use_query_map;
 use super::{review::utc_time, revisions::StatusBadge};
 use crate::{
     api::revisions::{compare_revisions, revision_history},
-    domain::revision::{CompareSide, Comparison, HistoryPage, HistoryQuery, RevisionStatus},
+    domain::revision::{
+        CompareSide, Comparison, HistoryPage, HistoryQuery, HistoryRow, RevisionStatus,
+    },
 };
 
 const STATUSES: [RevisionStatus; 4] = [
@@ -85,8 +87,28 @@ pub fn HistoryPageView() -> impl IntoView {
 #[component]
 fn History(page: HistoryPage) -> impl IntoView {
     let query = page.query.clone();
-    let selected = |current: &Option<String>, value: &str| current.as_deref() == Some(value);
     let rows = page.rows.clone();
+    view! {
+        <HistoryFilters page=page.clone() />
+        <p role="status">{format!("{} revisions; page {} of {}", page.total, page.page, page.pages)}</p>
+        {if rows.is_empty() {
+            view! { <p>"No revision matches: open a dataset, ask a question and confirm the draft, or change the filters."</p> }.into_any()
+        } else {
+            view! { <HistoryTable rows=rows.clone() /> }.into_any()
+        }}
+        <nav aria-label="Pages" class="pager">
+            {(page.page > 1).then(|| view! { <a href=page_href(&query, page.page - 1) rel="prev">"Previous page"</a> })}
+            {(page.page < page.pages).then(|| view! { <a href=page_href(&query, page.page + 1) rel="next">"Next page"</a> })}
+        </nav>
+        <CompareForm rows />
+    }
+}
+
+/// The filters (status, dataset, author) as a GET form, showing those in force.
+#[component]
+fn HistoryFilters(page: HistoryPage) -> impl IntoView {
+    let query = page.query.clone();
+    let selected = |current: &Option<String>, value: &str| current.as_deref() == Some(value);
     view! {
         <form method="get" action="/revisions" class="filters" aria-label="Filter revisions">
             <div class="field">
@@ -118,11 +140,13 @@ fn History(page: HistoryPage) -> impl IntoView {
             </div>
             <button type="submit">"Apply filters"</button>
         </form>
-        <p role="status">{format!("{} revisions; page {} of {}", page.total, page.page, page.pages)}</p>
-        {if rows.is_empty() {
-            view! { <p>"No revision matches: open a dataset, ask a question and confirm the draft, or change the filters."</p> }.into_any()
-        } else {
-            view! {
+    }
+}
+
+/// The page's revisions, newest first.
+#[component]
+fn HistoryTable(rows: Vec<HistoryRow>) -> impl IntoView {
+    view! {
                 <div class="table-scroll" tabindex="0" role="region" aria-labelledby="history-caption">
                 <table class="data-table">
                     <caption id="history-caption">"Revisions, newest first"</caption>
@@ -158,13 +182,13 @@ fn History(page: HistoryPage) -> impl IntoView {
                     </tbody>
                 </table>
                 </div>
-            }.into_any()
-        }}
-        <nav aria-label="Pages" class="pager">
-            {(page.page > 1).then(|| view! { <a href=page_href(&query, page.page - 1) rel="prev">"Previous page"</a> })}
-            {(page.page < page.pages).then(|| view! { <a href=page_href(&query, page.page + 1) rel="next">"Next page"</a> })}
-        </nav>
-        {(rows.len() >= 2).then(|| view! {
+    }
+}
+
+/// Compare two of the page's revisions (the newest two proposed), when there are two.
+#[component]
+fn CompareForm(rows: Vec<HistoryRow>) -> impl IntoView {
+    (rows.len() >= 2).then(|| view! {
             <form method="get" action="/revisions/compare" class="compare-form" aria-label="Compare two revisions">
                 <h2>"Compare two revisions"</h2>
                 <div class="field">
@@ -185,8 +209,7 @@ fn History(page: HistoryPage) -> impl IntoView {
                 </div>
                 <button type="submit">"Compare"</button>
             </form>
-        })}
-    }
+    })
 }
 
 fn number(value: Option<f64>) -> String {

@@ -19,10 +19,10 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
+use adamviz::service::drafts::confirm_proposal;
 use adamviz::{
     domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
     ingest::{
-        confirm::confirm_spec,
         csv::write_table_csv,
         profile::profile_table,
         read_dataset,
@@ -561,17 +561,8 @@ fn bench_snapshot(
     targets: &mut Vec<String>,
 ) -> anyhow::Result<()> {
     let profile = profile_table(big, content_hash, DEFAULT_LOW_N_THRESHOLD);
-    let draft = adamviz::ingest::draft::draft_spec("ALT over time by arm", &profile, big)?.spec;
-    let spec = confirm_spec(&draft, big, content_hash).map_err(|errors| {
-        anyhow::anyhow!(
-            "the ALT spec does not confirm on the larger copy: {}",
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
-    })?;
+    let spec = confirm_proposal("ALT over time by arm", &profile, big, content_hash)
+        .map_err(|refused| anyhow::anyhow!("on the larger copy: {refused}"))?;
     let snapshot = take_snapshot(&spec, big)?;
     let mut canonical = Vec::new();
     write_canonical(&snapshot, &mut canonical)?;

@@ -15,9 +15,9 @@ use crate::bench::median;
 use adamviz::{
     compiler::ImageSize,
     domain::profile::DEFAULT_LOW_N_THRESHOLD,
-    ingest::{confirm::confirm_spec, profile::profile_table, snapshot::write_csv},
+    ingest::{profile::profile_table, snapshot::write_csv},
     runner::{RunStatus, Runner, RunnerConfig},
-    service::prepare::prepare_execution,
+    service::{drafts::confirm_proposal, prepare::prepare_execution},
 };
 
 /// Options of `adamviz-bench execute`.
@@ -46,11 +46,7 @@ pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
     );
     let table = adamviz::ingest::read_dataset(&bytes)?;
     let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
-    let draft = adamviz::ingest::draft::draft_spec(&args.question, &profile, &table)?.spec;
-    let spec = match confirm_spec(&draft, &table, content_hash) {
-        Ok(spec) => spec,
-        Err(errors) => bail!("the proposed spec does not confirm: {errors:?}"),
-    };
+    let spec = confirm_proposal(&args.question, &profile, &table, content_hash)?;
     let prepared = prepare_execution(&spec, &table, &content_hash, ImageSize::default())?;
     let work = tempfile::tempdir()?;
     let script_path = work.path().join("script.R");

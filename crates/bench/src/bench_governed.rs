@@ -13,9 +13,12 @@ use crate::bench::median;
 
 use adamviz::{
     domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
-    ingest::{confirm::confirm_spec, profile::profile_table},
+    ingest::profile::profile_table,
     runner::{Runner, RunnerConfig},
-    service::execution::{ExecutionService, UploadInfo},
+    service::{
+        drafts::confirm_proposal,
+        execution::{ExecutionService, UploadInfo},
+    },
     store::{db::Database, objects::ObjectStore, repository::RevisionStatus},
 };
 
@@ -53,11 +56,7 @@ impl GovernedFixture {
             Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&*bytes).into());
         let table = adamviz::ingest::read_dataset(&bytes)?;
         let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
-        let draft = adamviz::ingest::draft::draft_spec(question, &profile, &table)?.spec;
-        let spec = match confirm_spec(&draft, &table, content_hash) {
-            Ok(spec) => spec,
-            Err(errors) => bail!("the proposed spec does not confirm: {errors:?}"),
-        };
+        let spec = confirm_proposal(question, &profile, &table, content_hash)?;
         let upload = UploadInfo {
             content_hash,
             classification: "deidentified".into(),

@@ -17,7 +17,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use adamviz::{
     api::boundary::{ApiContext, SessionSettings, SetupToken},
-    domain::{account::Role, revision::RevisionStatus},
+    domain::{
+        account::{Account, Role},
+        dataset::DatasetSummary,
+        ids::RevisionId,
+        revision::RevisionStatus,
+    },
     evidence::actor::Actor,
     server::{
         config::ServeConfig,
@@ -27,7 +32,7 @@ use adamviz::{
     service::{
         accounts,
         confirm::{confirm, ConfirmRequest, Confirmed},
-        datasets,
+        datasets::{self, LoadedDataset},
         runs::{start_run, RunContext},
         upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
     },
@@ -172,240 +177,300 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         args.file.display()
     );
     let dir = tempfile::tempdir()?;
-    let config = ServeConfig::load(Path::new("Leptos.toml"), None, dir.path().join("data"))?;
-    let database = Database::open_in(&config.data_dir)?;
-    let objects = ObjectStore::open(&config.data_dir)?;
-    let account = {
-        let mut connection = database.connection()?;
-        accounts::create_account(
-            &mut connection,
-            "bench",
-            PASSWORD,
-            &[Role::Author],
-            accounts::PasswordOrigin::ChosenByOwner,
-            &accounts::Operator::setup(),
-            None,
-            accounts::now(),
-        )?
-    };
-    let context = ApiContext::new(
-        database.clone(),
-        objects.clone(),
-        SessionSettings::default(),
-        SetupToken::none(),
-        DEFAULT_UPLOAD_LIMIT,
+    let bench = Installation::open(&args, dir.path()).await?;
+    let verified = bench.verified_revision().await?;
+    bench
+        .approve_and_fill_history(&verified, args.history)
+        .await?;
+    bench.time_the_bundle(&verified)?;
+    let (addr, cookie) = bench.serve().await?;
+    let probes = probes(&bench.summary.content_hash, &cookie, &verified);
+    println!(
+        "adamviz-bench web: {} requests per figure over HTTP/1.1 on loopback, a logged-in session, {} build",
+        args.requests,
+        if cfg!(debug_assertions) { "DEBUG" } else { "release" }
     );
+    for probe in &probes {
+        time_the_probe(addr, probe, &args).await?;
+    }
+    Ok(())
+}
 
-    // The dataset, as an upload records it.
-    let file = std::fs::File::open(&args.file)?;
-    let store = objects.clone();
-    let received = tokio::task::spawn_blocking(move || {
-        receive_upload(&store, file, "synthetic", DEFAULT_UPLOAD_LIMIT)
-    })
-    .await??;
-    let summary = {
-        let connection = database.connection()?;
-        datasets::record_upload(
-            &connection,
-            &received,
-            "adlbc.xpt",
-            &account,
-            accounts::now(),
-        )?
-        .dataset
-    };
-    let digest = received.object.digest;
-    let loaded = {
-        let (cache, store) = (context.datasets.clone(), objects.clone());
-        tokio::task::spawn_blocking(move || cache.load(&store, &digest)).await??
-    };
+/// The installation the benchmark measures: its database and objects, the author, the API's
+/// context, and the dataset uploaded and read.
+struct Installation {
+    config: ServeConfig,
+    database: Database,
+    objects: ObjectStore,
+    account: Account,
+    context: ApiContext,
+    summary: DatasetSummary,
+    loaded: Arc<LoadedDataset>,
+}
 
-    // One Verified revision of ALT over time by arm, through real R.
-    let question = "ALT over time by arm";
-    let actor = Actor::web(&account);
-    let made = match confirm(
-        &context.execution,
-        &summary,
-        Arc::clone(&loaded),
-        ConfirmRequest {
-            question: question.to_owned(),
-            answers: None,
-            parent: None,
-        },
-        &actor,
-    )
-    .await?
-    {
-        Confirmed::Created(made) => made,
-        Confirmed::Refused { errors } => anyhow::bail!("the draft does not confirm: {errors:?}"),
-    };
-    let run = RunContext {
-        execution: context.execution.clone(),
-        board: context.runs.clone(),
-        datasets: context.datasets.clone(),
-    };
-    start_run(&run, &made.revision.id, "bench-run-0001", actor).await?;
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let id = made.revision.id.clone();
-        let status = database
-            .call(move |c| get_revision(c, &id).map_err(anyhow::Error::from))
-            .await?
-            .map(|r| r.status);
-        let running = context.runs.live_status(&made.revision.id).is_some();
-        if status == Some(RevisionStatus::Verified) && !running {
-            break;
-        }
-        anyhow::ensure!(
-            running && Instant::now() < deadline,
-            "the revision did not become Verified (is R installed? the log says why)"
+/// The question every revision of the benchmark answers.
+const QUESTION: &str = "ALT over time by arm";
+
+impl Installation {
+    /// A fresh installation in `dir` with one author and `args.file` uploaded as an upload is.
+    async fn open(args: &WebBenchArgs, dir: &Path) -> anyhow::Result<Self> {
+        let config = ServeConfig::load(Path::new("Leptos.toml"), None, dir.join("data"))?;
+        let database = Database::open_in(&config.data_dir)?;
+        let objects = ObjectStore::open(&config.data_dir)?;
+        let account = {
+            let mut connection = database.connection()?;
+            accounts::create_account(
+                &mut connection,
+                "bench",
+                PASSWORD,
+                &[Role::Author],
+                accounts::PasswordOrigin::ChosenByOwner,
+                &accounts::Operator::setup(),
+                None,
+                accounts::now(),
+            )?
+        };
+        let context = ApiContext::new(
+            database.clone(),
+            objects.clone(),
+            SessionSettings::default(),
+            SetupToken::none(),
+            DEFAULT_UPLOAD_LIMIT,
         );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 
-    // A reviewer approves it (the password checked with Argon2id, as at any signing); a second
-    // revision stays a Draft; the history is filled with copies of both.
-    {
-        let mut connection = database.connection()?;
-        let reviewer = accounts::create_account(
-            &mut connection,
-            "bench-reviewer",
-            PASSWORD,
-            &[Role::Reviewer],
-            accounts::PasswordOrigin::ChosenByOwner,
-            &accounts::Operator::setup(),
-            None,
-            accounts::now(),
-        )?;
-        adamviz::service::approvals::sign(
-            &mut connection,
-            &reviewer,
-            &adamviz::service::approvals::SignRequest {
-                revision_id: made.revision.id.clone(),
-                decision: adamviz::evidence::approval::Decision::Approved,
-                meaning: Some(adamviz::evidence::approval::SignatureMeaning::Approved),
-                comment: None,
-                password: PASSWORD.to_owned(),
-                evidence_head_seen: None,
-            },
-            None,
-            accounts::now(),
-        )?;
-    }
-    let draft = match confirm(
-        &context.execution,
-        &summary,
-        Arc::clone(&loaded),
-        ConfirmRequest {
-            question: question.to_owned(),
-            answers: None,
-            parent: None,
-        },
-        &Actor::web(&account),
-    )
-    .await?
-    {
-        Confirmed::Created(made) => made.revision.id,
-        Confirmed::Refused { errors } => anyhow::bail!("the draft does not confirm: {errors:?}"),
-    };
-    {
-        let mut connection = database.connection()?;
-        let attempt = adamviz::store::repository::latest_attempt(&connection, &made.revision.id)?
-            .ok_or_else(|| anyhow::anyhow!("the verified revision has no attempt"))?;
-        let started = Instant::now();
-        adamviz::store::copies::fill_history(
-            &mut connection,
-            (&made.revision.id, attempt.id.as_str()),
-            &draft,
-            args.history,
-            accounts::now() - chrono::Duration::days(30),
-        )?;
-        println!(
-            "history: {} revisions (a quarter Draft, half Verified, a quarter Approved; {} authors) copied through the database's rules in {:.1} s",
-            args.history + 2,
-            adamviz::store::copies::AUTHORS,
-            started.elapsed().as_secs_f64()
-        );
-    }
-
-    // The evidence bundle of that revision: export, then validate offline (without --replay).
-    {
-        let key_dir = tempfile::tempdir()?;
-        let key =
-            adamviz::service::installation_key::InstallationKey::load_or_create(key_dir.path())?;
-        let connection = database.connection()?;
-        let (mut export_ms, mut validate_ms) = (Vec::new(), Vec::new());
-        let mut bundle = Vec::new();
-        for _ in 0..21 {
-            let started = Instant::now();
-            bundle = adamviz::service::bundle::export_bundle(
+        // The dataset, as an upload records it.
+        let file = std::fs::File::open(&args.file)?;
+        let store = objects.clone();
+        let received = tokio::task::spawn_blocking(move || {
+            receive_upload(&store, file, "synthetic", DEFAULT_UPLOAD_LIMIT)
+        })
+        .await??;
+        let summary = {
+            let connection = database.connection()?;
+            datasets::record_upload(
                 &connection,
-                &objects,
-                &key,
-                &made.revision.id,
-            )?;
-            export_ms.push(started.elapsed().as_secs_f64() * 1e3);
-        }
-        for _ in 0..21 {
-            let started = Instant::now();
-            let report = adamviz::evidence::validate::validate(
-                &bundle,
-                &adamviz::evidence::validate::Options {
-                    trusted_key: Some(key.public_key()),
-                    ..Default::default()
-                },
-            );
-            validate_ms.push(started.elapsed().as_secs_f64() * 1e3);
-            anyhow::ensure!(
-                report.verdict == adamviz::evidence::validate::Verdict::Pass,
-                "the bundle does not validate:\n{}",
-                report.text()
-            );
-        }
-        export_ms.sort_by(f64::total_cmp);
-        validate_ms.sort_by(f64::total_cmp);
-        let (export, validate) = (percentile(&export_ms, 0.5), percentile(&validate_ms, 0.5));
-        println!(
-            "evidence bundle ({} bytes): export median {export:.1} ms (target ≤ 100 ms: {}); validate without --replay median {validate:.1} ms (target ≤ 200 ms: {}); 21 runs each",
-            bundle.len(),
-            verdict(export <= 100.0),
-            verdict(validate <= 200.0)
-        );
+                &received,
+                "adlbc.xpt",
+                &account,
+                accounts::now(),
+            )?
+            .dataset
+        };
+        let digest = received.object.digest;
+        let loaded = {
+            let (cache, store) = (context.datasets.clone(), objects.clone());
+            tokio::task::spawn_blocking(move || cache.load(&store, &digest)).await??
+        };
+        Ok(Self {
+            config,
+            database,
+            objects,
+            account,
+            context,
+            summary,
+            loaded,
+        })
     }
 
-    // The server.
-    let state = AppState {
-        leptos_options: config.leptos_options.clone(),
-        data_dir: Arc::new(config.data_dir.clone()),
-        api: context.clone(),
-        origins: OriginPolicy::new(Some("http://127.0.0.1")),
-        secure_cookies: false,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    tokio::spawn(async move {
-        let _ = axum::serve(
-            listener,
-            router(state).into_make_service_with_connect_info::<SocketAddr>(),
+    /// A new revision of [`QUESTION`] with the matcher's proposals, confirmed.
+    async fn confirmed(&self) -> anyhow::Result<RevisionId> {
+        let request = ConfirmRequest {
+            question: QUESTION.to_owned(),
+            answers: None,
+            parent: None,
+        };
+        let actor = Actor::web(&self.account);
+        let loaded = Arc::clone(&self.loaded);
+        match confirm(
+            &self.context.execution,
+            &self.summary,
+            loaded,
+            request,
+            &actor,
         )
-        .await;
-    });
-    let body = format!("name=bench&password={}", PASSWORD.replace(' ', "+"));
-    let login = send(addr, &post("/api/auth/login", "", &body), body.as_bytes()).await?;
-    let cookie = login
-        .headers
-        .lines()
-        .filter_map(|l| l.strip_prefix("set-cookie: "))
-        .find(|c| c.starts_with("adamviz_session="))
-        .and_then(|c| c.split(';').next())
-        .ok_or_else(|| anyhow::anyhow!("no session cookie at login ({})", login.status))?
-        .to_owned();
+        .await?
+        {
+            Confirmed::Created(made) => Ok(made.revision.id),
+            Confirmed::Refused { errors } => {
+                anyhow::bail!("the draft does not confirm: {errors:?}")
+            }
+        }
+    }
 
-    let hash = summary.content_hash.clone();
+    /// One Verified revision of [`QUESTION`], through real R.
+    async fn verified_revision(&self) -> anyhow::Result<RevisionId> {
+        let (database, context) = (&self.database, &self.context);
+        let id = self.confirmed().await?;
+        let run = RunContext {
+            execution: context.execution.clone(),
+            board: context.runs.clone(),
+            datasets: context.datasets.clone(),
+        };
+        start_run(&run, &id, "bench-run-0001", Actor::web(&self.account)).await?;
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let key = id.clone();
+            let status = database
+                .call(move |c| get_revision(c, &key).map_err(anyhow::Error::from))
+                .await?
+                .map(|r| r.status);
+            let running = context.runs.live_status(&id).is_some();
+            if status == Some(RevisionStatus::Verified) && !running {
+                return Ok(id);
+            }
+            anyhow::ensure!(
+                running && Instant::now() < deadline,
+                "the revision did not become Verified (is R installed? the log says why)"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A reviewer approves `verified` (the password checked with Argon2id, as at any signing);
+    /// a second revision stays a Draft; the history is filled with `history` copies of both.
+    async fn approve_and_fill_history(
+        &self,
+        verified: &RevisionId,
+        history: usize,
+    ) -> anyhow::Result<()> {
+        let database = &self.database;
+        {
+            let mut connection = database.connection()?;
+            let reviewer = accounts::create_account(
+                &mut connection,
+                "bench-reviewer",
+                PASSWORD,
+                &[Role::Reviewer],
+                accounts::PasswordOrigin::ChosenByOwner,
+                &accounts::Operator::setup(),
+                None,
+                accounts::now(),
+            )?;
+            adamviz::service::approvals::sign(
+                &mut connection,
+                &reviewer,
+                &adamviz::service::approvals::SignRequest {
+                    revision_id: verified.clone(),
+                    decision: adamviz::evidence::approval::Decision::Approved,
+                    meaning: Some(adamviz::evidence::approval::SignatureMeaning::Approved),
+                    comment: None,
+                    password: PASSWORD.to_owned(),
+                    evidence_head_seen: None,
+                },
+                None,
+                accounts::now(),
+            )?;
+        }
+        let draft = self.confirmed().await?;
+        {
+            let mut connection = database.connection()?;
+            let attempt = adamviz::store::repository::latest_attempt(&connection, verified)?
+                .ok_or_else(|| anyhow::anyhow!("the verified revision has no attempt"))?;
+            let started = Instant::now();
+            adamviz::store::copies::fill_history(
+                &mut connection,
+                (verified, attempt.id.as_str()),
+                &draft,
+                history,
+                accounts::now() - chrono::Duration::days(30),
+            )?;
+            println!(
+                "history: {} revisions (a quarter Draft, half Verified, a quarter Approved; {} authors) copied through the database's rules in {:.1} s",
+                history + 2,
+                adamviz::store::copies::AUTHORS,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(())
+    }
+
+    /// The evidence bundle of `verified`: exported, then validated offline (without
+    /// `--replay`), 21 times each; the medians printed.
+    fn time_the_bundle(&self, verified: &RevisionId) -> anyhow::Result<()> {
+        let (database, objects) = (&self.database, &self.objects);
+        {
+            let key_dir = tempfile::tempdir()?;
+            let key = adamviz::service::installation_key::InstallationKey::load_or_create(
+                key_dir.path(),
+            )?;
+            let connection = database.connection()?;
+            let (mut export_ms, mut validate_ms) = (Vec::new(), Vec::new());
+            let mut bundle = Vec::new();
+            for _ in 0..21 {
+                let started = Instant::now();
+                bundle =
+                    adamviz::service::bundle::export_bundle(&connection, objects, &key, verified)?;
+                export_ms.push(started.elapsed().as_secs_f64() * 1e3);
+            }
+            for _ in 0..21 {
+                let started = Instant::now();
+                let report = adamviz::evidence::validate::validate(
+                    &bundle,
+                    &adamviz::evidence::validate::Options {
+                        trusted_key: Some(key.public_key()),
+                        ..Default::default()
+                    },
+                );
+                validate_ms.push(started.elapsed().as_secs_f64() * 1e3);
+                anyhow::ensure!(
+                    report.verdict == adamviz::evidence::validate::Verdict::Pass,
+                    "the bundle does not validate:\n{}",
+                    report.text()
+                );
+            }
+            export_ms.sort_by(f64::total_cmp);
+            validate_ms.sort_by(f64::total_cmp);
+            let (export, validate) = (percentile(&export_ms, 0.5), percentile(&validate_ms, 0.5));
+            println!(
+                "evidence bundle ({} bytes): export median {export:.1} ms (target ≤ 100 ms: {}); validate without --replay median {validate:.1} ms (target ≤ 200 ms: {}); 21 runs each",
+                bundle.len(),
+                verdict(export <= 100.0),
+                verdict(validate <= 200.0)
+            );
+        }
+        Ok(())
+    }
+
+    /// The web server on a free loopback port, and a logged-in session's cookie.
+    async fn serve(&self) -> anyhow::Result<(SocketAddr, String)> {
+        let (config, context) = (&self.config, &self.context);
+        let state = AppState {
+            leptos_options: config.leptos_options.clone(),
+            data_dir: Arc::new(config.data_dir.clone()),
+            api: context.clone(),
+            origins: OriginPolicy::new(Some("http://127.0.0.1")),
+            secure_cookies: false,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        tokio::spawn(async move {
+            let _ = axum::serve(
+                listener,
+                router(state).into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await;
+        });
+        let body = format!("name=bench&password={}", PASSWORD.replace(' ', "+"));
+        let login = send(addr, &post("/api/auth/login", "", &body), body.as_bytes()).await?;
+        let cookie = login
+            .headers
+            .lines()
+            .filter_map(|l| l.strip_prefix("set-cookie: "))
+            .find(|c| c.starts_with("adamviz_session="))
+            .and_then(|c| c.split(';').next())
+            .ok_or_else(|| anyhow::anyhow!("no session cookie at login ({})", login.status))?
+            .to_owned();
+        Ok((addr, cookie))
+    }
+}
+
+/// The requests timed: pages, the history with filters, and the preview server function.
+fn probes(hash: &str, cookie: &str, revision: &RevisionId) -> Vec<Probe> {
+    let cookie = cookie.to_owned();
     let preview_body = format!(
         "content_hash={hash}&question=ALT+over+time+by+arm&answers%5Blow_n_threshold%5D=20&answers%5Blevels_of%5D=TRTA&answers%5Btreatment_levels%5D%5B%5D=Xanomeline+High+Dose&answers%5Btreatment_levels%5D%5B%5D=Placebo&answers%5Btreatment_levels%5D%5B%5D=Xanomeline+Low+Dose&answers%5Bfilters%5D%5BSAFFL%5D%5B%5D=Y"
     );
-    let probes = [
+    vec![
         Probe {
             name: "dataset page",
             request: get(&format!("/datasets/{hash}"), &cookie),
@@ -436,7 +501,7 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
         },
         Probe {
             name: "revision page (Approved)",
-            request: get(&format!("/revisions/{}", made.revision.id), &cookie),
+            request: get(&format!("/revisions/{}", revision), &cookie),
             body: String::new(),
         },
         Probe {
@@ -444,40 +509,42 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
             request: post("/api/drafts/preview", &cookie, &preview_body),
             body: preview_body.clone(),
         },
-    ];
-    println!(
-        "adamviz-bench web: {} requests per figure over HTTP/1.1 on loopback, a logged-in session, {} build",
-        args.requests,
-        if cfg!(debug_assertions) { "DEBUG" } else { "release" }
-    );
-    for probe in &probes {
-        for _ in 0..10 {
-            probe.once(addr).await?;
-        }
-        let (one_median, one_p95) = measure(addr, probe, args.requests, 1).await?;
-        let (many_median, many_p95) = measure(addr, probe, args.requests, args.clients).await?;
-        let targets = if probe.name.starts_with("history") {
-            format!(
-                "target ≤ 50 ms median at 1 client: {}",
-                verdict(one_median <= 50.0)
-            )
-        } else if probe.name.starts_with("preview") {
-            format!(
-                "target ≤ 100 ms median at 1 client: {}",
-                verdict(one_median <= 100.0)
-            )
-        } else {
-            format!(
-                "targets ≤ 20 ms median at 1 client: {}; ≤ 100 ms p95 at {}: {}",
-                verdict(one_median <= 20.0),
-                args.clients,
-                verdict(many_p95 <= 100.0)
-            )
-        };
-        println!(
-            "{:<38} 1 client: median {one_median:7.2} ms, p95 {one_p95:7.2} ms | {} clients: median {many_median:7.2} ms, p95 {many_p95:7.2} ms | {targets}",
-            probe.name, args.clients
-        );
+    ]
+}
+
+/// Times `probe` at one client and at `args.clients` (after 10 warm-up requests) and prints the
+/// medians and p95 against its targets.
+async fn time_the_probe(
+    addr: SocketAddr,
+    probe: &Probe,
+    args: &WebBenchArgs,
+) -> anyhow::Result<()> {
+    for _ in 0..10 {
+        probe.once(addr).await?;
     }
+    let (one_median, one_p95) = measure(addr, probe, args.requests, 1).await?;
+    let (many_median, many_p95) = measure(addr, probe, args.requests, args.clients).await?;
+    let targets = if probe.name.starts_with("history") {
+        format!(
+            "target ≤ 50 ms median at 1 client: {}",
+            verdict(one_median <= 50.0)
+        )
+    } else if probe.name.starts_with("preview") {
+        format!(
+            "target ≤ 100 ms median at 1 client: {}",
+            verdict(one_median <= 100.0)
+        )
+    } else {
+        format!(
+            "targets ≤ 20 ms median at 1 client: {}; ≤ 100 ms p95 at {}: {}",
+            verdict(one_median <= 20.0),
+            args.clients,
+            verdict(many_p95 <= 100.0)
+        )
+    };
+    println!(
+        "{:<38} 1 client: median {one_median:7.2} ms, p95 {one_p95:7.2} ms | {} clients: median {many_median:7.2} ms, p95 {many_p95:7.2} ms | {targets}",
+        probe.name, args.clients
+    );
     Ok(())
 }

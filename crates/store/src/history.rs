@@ -51,6 +51,26 @@ pub fn history(connection: &Connection, query: &HistoryQuery) -> rusqlite::Resul
         )?;
         rows.collect::<Result<_, _>>()?
     };
+    let rows = history_rows(connection, ids)?;
+    let (authors, datasets) = filter_choices(connection)?;
+    Ok(HistoryPage {
+        rows,
+        total,
+        page,
+        pages,
+        query: HistoryQuery {
+            status,
+            dataset,
+            author,
+            page: Some(page),
+        },
+        authors,
+        datasets,
+    })
+}
+
+/// The rows shown of revisions `ids`, in that order.
+fn history_rows(connection: &Connection, ids: Vec<String>) -> rusqlite::Result<Vec<HistoryRow>> {
     let mut rows = Vec::with_capacity(ids.len());
     // The approver through the ledger's index on the revision id: `+r.id` drops the column's
     // text affinity (with it SQLite cannot use the expression index and reads the whole
@@ -94,6 +114,15 @@ pub fn history(connection: &Connection, query: &HistoryQuery) -> rusqlite::Resul
             })
         })?);
     }
+    Ok(rows)
+}
+
+/// A dataset the history can be filtered by: its content hash and file name.
+type DatasetChoice = (String, String);
+
+/// What the filters offer: every author, and every dataset a revision was made on (hash and
+/// file name).
+fn filter_choices(connection: &Connection) -> rusqlite::Result<(Vec<String>, Vec<DatasetChoice>)> {
     let authors = {
         let mut statement = connection.prepare_cached(
             "SELECT DISTINCT author_name FROM revisions WHERE author_name IS NOT NULL ORDER BY 1",
@@ -112,18 +141,5 @@ pub fn history(connection: &Connection, query: &HistoryQuery) -> rusqlite::Resul
         let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
         rows.collect::<Result<_, _>>()?
     };
-    Ok(HistoryPage {
-        rows,
-        total,
-        page,
-        pages,
-        query: HistoryQuery {
-            status,
-            dataset,
-            author,
-            page: Some(page),
-        },
-        authors,
-        datasets,
-    })
+    Ok((authors, datasets))
 }

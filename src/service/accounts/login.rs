@@ -16,31 +16,25 @@ pub fn login(
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, LoginError> {
-    use login_limits::{clear_failures, client_key, count_event, count_failure, NameGate};
+    use login_limits::{client_key, NameGate};
     // A name no account can have is refused before anything is written (a megabyte of name
     // must not become a row); it cannot exist, so the answer reveals nothing.
     if check_name(name).is_err() {
         return Err(LoginError::Invalid);
     }
-    let client = client_key(remote_addr);
+    let attempt = LoginAttempt {
+        name,
+        client: client_key(remote_addr),
+        remote_addr,
+        now,
+    };
     // One login per name and address at a time in this process (the check, the hash and the
     // count are one step for them); others go on in parallel.
-    let _turn = NameGate::global().enter(name, &client);
+    let _turn = NameGate::global().enter(name, &attempt.client);
     let found = find_by_name(connection, name)?;
     let account_id = found.as_ref().map(|(account, _)| account.id);
-    if let Some(until) = login_limits::locked_until(connection, name, &client, now)? {
-        // A transaction: two refusals of one name at once count in one row.
-        let transaction = connection.unchecked_transaction()?;
-        count_event(
-            &transaction,
-            "login",
-            account_id,
-            name,
-            remote_addr,
-            "locked",
-            now,
-        )?;
-        transaction.commit()?;
+    if let Some(until) = login_limits::locked_until(connection, name, &attempt.client, now)? {
+        attempt.count(connection, account_id, "locked")?;
         return Err(LoginError::Locked { until });
     }
     // The same work whether or not the name exists.
@@ -51,36 +45,10 @@ pub fn login(
     match found {
         Some((account, _)) if matches && !account.disabled => {
             if let Some(at) = temporary_password_expired(&account, now) {
-                let transaction = connection.unchecked_transaction()?;
-                count_event(
-                    &transaction,
-                    "login",
-                    Some(account.id),
-                    name,
-                    remote_addr,
-                    "temporary password expired",
-                    now,
-                )?;
-                transaction.commit()?;
+                attempt.count(connection, Some(account.id), "temporary password expired")?;
                 return Err(LoginError::TemporaryPasswordExpired { at });
             }
-            let transaction = connection.unchecked_transaction()?;
-            clear_failures(&transaction, name, &client)?;
-            record_event(
-                &transaction,
-                &SecurityEvent {
-                    event: "login",
-                    account_id: Some(account.id),
-                    account_name: name,
-                    actor_id: None,
-                    actor_name: None,
-                    remote_addr,
-                    success: true,
-                    detail: None,
-                },
-                now,
-            )?;
-            transaction.commit()?;
+            attempt.succeeded(connection, &account)?;
             Ok(account)
         }
         found => {
@@ -90,24 +58,94 @@ pub fn login(
                 Some(_) => "wrong password",
                 None => "unknown name",
             };
-            // One transaction: two failures of one name at once (from two addresses) count
-            // in one row.
-            let transaction = connection.unchecked_transaction()?;
-            count_event(
-                &transaction,
-                "login",
-                account_id,
-                name,
-                remote_addr,
-                detail,
-                now,
-            )?;
-            let locked = count_failure(&transaction, account_id, name, &client, remote_addr, now)?;
-            transaction.commit()?;
-            match locked {
+            match attempt.failed(connection, account_id, detail)? {
                 Some(until) => Err(LoginError::Locked { until }),
                 None => Err(LoginError::Invalid),
             }
         }
+    }
+}
+
+/// One login try: who, from where, when; what it writes to the security log.
+struct LoginAttempt<'a> {
+    name: &'a str,
+    client: String,
+    remote_addr: Option<&'a str>,
+    now: DateTime<Utc>,
+}
+
+impl LoginAttempt<'_> {
+    /// A refusal counted in the security log (in a transaction: two refusals of one name at
+    /// once count in one row).
+    fn count(
+        &self,
+        connection: &Connection,
+        account_id: Option<i64>,
+        detail: &str,
+    ) -> Result<(), LoginError> {
+        let transaction = connection.unchecked_transaction()?;
+        login_limits::count_event(
+            &transaction,
+            "login",
+            account_id,
+            self.name,
+            self.remote_addr,
+            detail,
+            self.now,
+        )?;
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// A success: the name's failures from this client cleared, the login a security event.
+    fn succeeded(&self, connection: &Connection, account: &Account) -> Result<(), LoginError> {
+        let transaction = connection.unchecked_transaction()?;
+        login_limits::clear_failures(&transaction, self.name, &self.client)?;
+        record_event(
+            &transaction,
+            &SecurityEvent {
+                event: "login",
+                account_id: Some(account.id),
+                account_name: self.name,
+                actor_id: None,
+                actor_name: None,
+                remote_addr: self.remote_addr,
+                success: true,
+                detail: None,
+            },
+            self.now,
+        )?;
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// A failure counted, and the lockout it starts, if it does (one transaction: two failures
+    /// of one name at once, from two addresses, count in one row).
+    fn failed(
+        &self,
+        connection: &Connection,
+        account_id: Option<i64>,
+        detail: &str,
+    ) -> Result<Option<String>, LoginError> {
+        let transaction = connection.unchecked_transaction()?;
+        login_limits::count_event(
+            &transaction,
+            "login",
+            account_id,
+            self.name,
+            self.remote_addr,
+            detail,
+            self.now,
+        )?;
+        let locked = login_limits::count_failure(
+            &transaction,
+            account_id,
+            self.name,
+            &self.client,
+            self.remote_addr,
+            self.now,
+        )?;
+        transaction.commit()?;
+        Ok(locked)
     }
 }

@@ -200,6 +200,9 @@ fn text_or_missing(text: Option<&str>) -> RExpr {
     text.map_or(RExpr::MissingText, string)
 }
 
+/// The resolved spec as an R `list(...)`: every answer the script obeys, literally.
+///
+/// Long by design: one R literal with a field per answer of the spec, in the spec's order.
 fn spec_list(
     spec: &PlotSpec,
     spec_hash: &Sha256Digest,
@@ -310,6 +313,11 @@ fn field(base: &str, path: &[&str]) -> RExpr {
         .fold(name(base), |target, part| dollar(target, part))
 }
 
+/// The script's detached main: read the snapshot with its column classes, run the statistics
+/// and the plot, write the outputs.
+///
+/// Long by design: it is the main block of the generated script, written as its syntax tree in
+/// the order the script reads; split, one block would be scattered over several Rust ones.
 fn main(columns: &[SnapshotColumn]) -> Vec<RStatement> {
     let names = call_positional(
         "c",

@@ -94,6 +94,9 @@ impl Printer {
         }
     }
 
+    /// Prints `expr` at `indent`: on one line when it fits in the width, else broken.
+    ///
+    /// Long by design: one arm per kind of R expression that can span lines.
     fn expr(&mut self, expr: &RExpr, indent: usize) -> Result<(), PrintError> {
         if let Some(flat) = flat(expr)? {
             if self.column() + flat.chars().count() <= LINE_WIDTH {
@@ -241,6 +244,8 @@ fn braced(expr: &RExpr) -> RExpr {
 }
 
 /// The one-line form of `expr`, or `None` when it must span lines (it holds a block).
+///
+/// Long by design: one arm per kind of R expression, so that every kind is printed in one place.
 fn flat(expr: &RExpr) -> Result<Option<String>, PrintError> {
     Ok(Some(match expr {
         RExpr::Null => "NULL".to_owned(),

@@ -14,6 +14,10 @@ fn if_any(n: RExpr, value: RExpr) -> RExpr {
     if_else(n, value, Some(na_real()))
 }
 
+/// `cell_statistics`: n, mean, SD, median and quartiles of one cell, as R computes them.
+///
+/// Long by design: it is one R function of the generated script, written as its syntax tree in
+/// the order the script reads; split, one R function would be scattered over several Rust ones.
 pub(super) fn cell_statistics_function() -> Vec<RStatement> {
     let n_positive = || binary(BinaryOp::Greater, name("n"), integer(0));
     vec![
@@ -105,6 +109,10 @@ pub(super) fn cell_statistics_function() -> Vec<RStatement> {
     ]
 }
 
+/// `boxplot_statistics`: every cell's statistics and the exact JSON statistics.json holds.
+///
+/// Long by design: it is one R function of the generated script, written as its syntax tree in
+/// the order the script reads; split, one R function would be scattered over several Rust ones.
 pub(super) fn statistics_function() -> Vec<RStatement> {
     let cell_row = call(
         "cbind",

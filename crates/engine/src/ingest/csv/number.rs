@@ -19,6 +19,8 @@ pub(super) enum NumberShape {
 /// (days, sequence numbers, results with a few decimals). Any other cell that passes the grammar
 /// is handed to Rust's parser (which would also accept `inf` and `NaN`: those are classified
 /// apart).
+///
+/// Long by design: one pass over the bytes as a single state machine, called for every cell.
 pub(super) fn number_shape(cell: &[u8]) -> NumberShape {
     /// 10^0 … 10^22, every one exact in a double.
     const POWERS_OF_TEN: [f64; 23] = [

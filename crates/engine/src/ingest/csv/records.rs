@@ -12,6 +12,9 @@ use crate::ingest::table::TextBuilder;
 /// halves on two threads when `body` is large enough and has a record boundary near its middle.
 /// Both halves of a column come back in the same form (text or numbers), and each half is read
 /// at most twice however many columns change form.
+///
+/// Long by design: the split into halves, the two threads and the re-reading of a half whose
+/// columns changed form share one set of buffers and budgets.
 pub(super) fn read_records(
     body: &[u8],
     names: &[String],
@@ -453,6 +456,10 @@ fn read_one_record(
 ///
 /// Every column starts as text; after the first records, a column not marked in `text_only`
 /// whose values are many distinct numbers goes on as numbers (see [`cells`]).
+///
+/// Long by design: the per-record loop of the upload path, whose state (position, the current
+/// record's cells, each column's form) every branch shares; it is measured against
+/// `data.table::fread` in `adamviz-bench ingest`.
 fn read_chunk(
     body: &[u8],
     range: std::ops::Range<usize>,
