@@ -201,60 +201,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .await
         .map_err(|err| anyhow::anyhow!("cannot listen on {addr}: {err}"))?;
     let bound = listener.local_addr()?;
-    // The database: migrations applied (a failed one stops the server), then attempts a crash
-    // left active are ended as failed, their revisions left retryable.
-    let opening = Arc::clone(&data_dir);
-    let database = tokio::task::spawn_blocking(move || {
-        let data_dir = opening;
-        let database = crate::store::db::Database::open_in(&data_dir).map_err(|err| {
-            anyhow::anyhow!("cannot open the database in {}: {err}", data_dir.display())
-        })?;
-        // What processes that are gone left behind: run directories (data extracts) and
-        // partial object writes.
-        let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
-        crate::service::startup::remove_leftovers(
-            &objects,
-            &crate::runner::RunnerConfig::new().work_root,
-        )?;
-        Ok::<_, anyhow::Error>(database)
-    })
-    .await??;
-    let reconciled = database
-        .call(|connection| {
-            let transaction = connection.transaction()?;
-            let ids = crate::store::repository::reconcile_active_attempts(
-                &transaction,
-                crate::store::repository::RECONCILED_AT_START,
-            )?;
-            transaction.commit()?;
-            Ok::<_, anyhow::Error>(ids)
-        })
-        .await?;
-    for attempt in &reconciled {
-        tracing::warn!(%attempt, "reconciled an attempt left active: marked failed, revision retryable");
-    }
-    // No account yet: a one-time link to create the first admin, on stderr.
-    let accounts = database
-        .call(|connection| {
-            crate::service::accounts::account_count(connection)
-                .map_err(crate::store::db::DatabaseError::from)
-        })
-        .await?;
-    let setup = if accounts == 0 {
-        SetupToken::fresh()
-    } else {
-        SetupToken::none()
-    };
-    let public_url = config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{bound}"));
-    if let Some(token) = setup.current() {
-        eprintln!(
-            "adamviz has no account yet: create the first admin at {}/setup?token={token} (valid until used or until this server stops)",
-            public_url.trim_end_matches('/')
-        );
-    }
+    let database = open_database(&data_dir).await?;
+    let setup = setup_token(&database, config.public_url.as_deref(), bound).await?;
     let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
     // The installation's signing key, created at the first start.
     let key = crate::service::installation_key::InstallationKey::load_or_create(&data_dir)?;
@@ -297,6 +245,75 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     .await?;
     tracing::info!("adamviz stopped");
     Ok(())
+}
+
+/// Opens the database in `data_dir` (migrations applied: a failed one stops the server), removes
+/// what gone processes left, and ends the attempts a crash left active as failed, their revisions
+/// left retryable.
+async fn open_database(
+    data_dir: &Arc<std::path::PathBuf>,
+) -> anyhow::Result<crate::store::db::Database> {
+    let opening = Arc::clone(data_dir);
+    let database = tokio::task::spawn_blocking(move || {
+        let data_dir = opening;
+        let database = crate::store::db::Database::open_in(&data_dir).map_err(|err| {
+            anyhow::anyhow!("cannot open the database in {}: {err}", data_dir.display())
+        })?;
+        // What processes that are gone left behind: run directories (data extracts) and
+        // partial object writes.
+        let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
+        crate::service::startup::remove_leftovers(
+            &objects,
+            &crate::runner::RunnerConfig::new().work_root,
+        )?;
+        Ok::<_, anyhow::Error>(database)
+    })
+    .await??;
+    let reconciled = database
+        .call(|connection| {
+            let transaction = connection.transaction()?;
+            let ids = crate::store::repository::reconcile_active_attempts(
+                &transaction,
+                crate::store::repository::RECONCILED_AT_START,
+            )?;
+            transaction.commit()?;
+            Ok::<_, anyhow::Error>(ids)
+        })
+        .await?;
+    for attempt in &reconciled {
+        tracing::warn!(%attempt, "reconciled an attempt left active: marked failed, revision retryable");
+    }
+    Ok(database)
+}
+
+/// With no account yet, a one-time link to create the first admin, printed on stderr.
+async fn setup_token(
+    database: &crate::store::db::Database,
+    public_url: Option<&str>,
+    bound: std::net::SocketAddr,
+) -> anyhow::Result<SetupToken> {
+    // No account yet: a one-time link to create the first admin, on stderr.
+    let accounts = database
+        .call(|connection| {
+            crate::service::accounts::account_count(connection)
+                .map_err(crate::store::db::DatabaseError::from)
+        })
+        .await?;
+    let setup = if accounts == 0 {
+        SetupToken::fresh()
+    } else {
+        SetupToken::none()
+    };
+    let public_url = public_url
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("http://{bound}"));
+    if let Some(token) = setup.current() {
+        eprintln!(
+            "adamviz has no account yet: create the first admin at {}/setup?token={token} (valid until used or until this server stops)",
+            public_url.trim_end_matches('/')
+        );
+    }
+    Ok(setup)
 }
 
 /// Registers SIGINT and SIGTERM handlers now (so a signal that arrives before the server is

@@ -166,20 +166,7 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
         .iter()
         .map(|f| Ok((text_of(table, &f.column, "filter")?, &f.values)))
         .collect::<Result<Vec<_>, SnapshotError>>()?;
-    let level_rank: HashMap<&str, usize> = spec
-        .treatment
-        .levels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.as_str(), i))
-        .collect();
-    let visit_rank: HashMap<&str, usize> = spec
-        .visit
-        .visits
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.as_str(), i))
-        .collect();
+    let (level_rank, visit_rank) = (ranks(&spec.treatment.levels), ranks(&spec.visit.visits));
 
     struct Selected<'a> {
         treatment: usize,
@@ -225,35 +212,7 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
             .then_with(|| order_missing_last(order_value(a.row), order_value(b.row)))
     });
 
-    let mut columns = vec![
-        SnapshotColumn {
-            name: spec.subject_column.clone(),
-            class: ColumnClass::Character,
-            role: "subject",
-        },
-        SnapshotColumn {
-            name: spec.treatment.column.clone(),
-            class: ColumnClass::Character,
-            role: "treatment",
-        },
-        SnapshotColumn {
-            name: spec.visit.column.clone(),
-            class: ColumnClass::Character,
-            role: "visit",
-        },
-    ];
-    if let Some((name, _)) = order {
-        columns.push(SnapshotColumn {
-            name: name.clone(),
-            class: ColumnClass::Numeric,
-            role: "visit_order",
-        });
-    }
-    columns.push(SnapshotColumn {
-        name: spec.value_column.clone(),
-        class: ColumnClass::Numeric,
-        role: "value",
-    });
+    let columns = snapshot_columns(spec, order.map(|(name, _)| name));
     let number = |value: Option<f64>| value.map_or(SnapshotValue::Missing, SnapshotValue::Number);
     let shared = |values: &[String]| -> Vec<Arc<str>> {
         values.iter().map(|v| Arc::from(v.as_str())).collect()
@@ -281,6 +240,50 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
         })
         .collect();
     Ok(Snapshot { columns, rows })
+}
+
+/// Each item's position in `items` (panel order, axis order).
+fn ranks(items: &[String]) -> HashMap<&str, usize> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (item.as_str(), i))
+        .collect()
+}
+
+/// The snapshot's columns: subject, treatment, visit, the visit order (`order`, when the visits
+/// are ordered by a column) and the value.
+fn snapshot_columns(spec: &PlotSpec, order: Option<&String>) -> Vec<SnapshotColumn> {
+    let mut columns = vec![
+        SnapshotColumn {
+            name: spec.subject_column.clone(),
+            class: ColumnClass::Character,
+            role: "subject",
+        },
+        SnapshotColumn {
+            name: spec.treatment.column.clone(),
+            class: ColumnClass::Character,
+            role: "treatment",
+        },
+        SnapshotColumn {
+            name: spec.visit.column.clone(),
+            class: ColumnClass::Character,
+            role: "visit",
+        },
+    ];
+    if let Some(name) = order {
+        columns.push(SnapshotColumn {
+            name: name.clone(),
+            class: ColumnClass::Numeric,
+            role: "visit_order",
+        });
+    }
+    columns.push(SnapshotColumn {
+        name: spec.value_column.clone(),
+        class: ColumnClass::Numeric,
+        role: "value",
+    });
+    columns
 }
 
 /// Writes the snapshot as CSV for R: a header of column names, every text value quoted (`"`

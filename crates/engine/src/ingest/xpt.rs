@@ -257,39 +257,12 @@ pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptEr
             length: bytes.len(),
         });
     }
-    let mut variables: Vec<Variable> = Vec::with_capacity(variable_count);
-    for index in 0..variable_count {
-        let offset = namestr_start + index * namestr_length;
-        let namestr = &bytes[offset..offset + namestr_length];
-        let variable = parse_namestr(namestr).map_err(|problem| XptError::BadVariable {
-            index: index + 1,
-            offset,
-            problem,
-        })?;
-        if let Some(first) = variables.iter().position(|v| v.name == variable.name) {
-            return Err(XptError::DuplicateName {
-                name: variable.name,
-                first: first + 1,
-                second: index + 1,
-            });
-        }
-        variables.push(variable);
-    }
-    // The observation length: every value must lie within it.
+    let variables = read_variables(
+        &bytes[namestr_start..namestr_end],
+        namestr_start,
+        namestr_length,
+    )?;
     let row_length: usize = variables.iter().map(|v| v.length).sum();
-    for (index, variable) in variables.iter().enumerate() {
-        if variable.position + variable.length > row_length {
-            return Err(XptError::BadVariable {
-                index: index + 1,
-                offset: namestr_start + index * namestr_length,
-                problem: VariableProblem::OutsideObservation {
-                    position: variable.position as i32,
-                    length: variable.length as i16,
-                    row_length,
-                },
-            });
-        }
-    }
     // 6. Observation header, then observations up to the end (or a second member, refused).
     let obs_header_offset = namestr_end.div_ceil(RECORD) * RECORD;
     if !record(obs_header_offset, "observation header record")?.starts_with(OBS_HEADER_PREFIX) {
@@ -328,6 +301,48 @@ pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptEr
         columns,
         row_count,
     })
+}
+
+/// The variables described by `descriptors` (namestrs of `namestr_length` bytes, the first at
+/// file offset `start`): names unique, every value within the observation.
+fn read_variables(
+    descriptors: &[u8],
+    start: usize,
+    namestr_length: usize,
+) -> Result<Vec<Variable>, XptError> {
+    let mut variables: Vec<Variable> = Vec::with_capacity(descriptors.len() / namestr_length);
+    for (index, namestr) in descriptors.chunks_exact(namestr_length).enumerate() {
+        let offset = start + index * namestr_length;
+        let variable = parse_namestr(namestr).map_err(|problem| XptError::BadVariable {
+            index: index + 1,
+            offset,
+            problem,
+        })?;
+        if let Some(first) = variables.iter().position(|v| v.name == variable.name) {
+            return Err(XptError::DuplicateName {
+                name: variable.name,
+                first: first + 1,
+                second: index + 1,
+            });
+        }
+        variables.push(variable);
+    }
+    // The observation length: every value must lie within it.
+    let row_length: usize = variables.iter().map(|v| v.length).sum();
+    for (index, variable) in variables.iter().enumerate() {
+        if variable.position + variable.length > row_length {
+            return Err(XptError::BadVariable {
+                index: index + 1,
+                offset: start + index * namestr_length,
+                problem: VariableProblem::OutsideObservation {
+                    position: variable.position as i32,
+                    length: variable.length as i16,
+                    row_length,
+                },
+            });
+        }
+    }
+    Ok(variables)
 }
 
 fn be_i16(bytes: &[u8]) -> i16 {

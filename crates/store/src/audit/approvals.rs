@@ -67,19 +67,95 @@ pub fn audit_approvals(
     let mut problems = Vec::new();
     for (seq, bytes) in approvals {
         let record: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        let revision_id = text(&record["revision_id"]);
-        let mut problem = |code: &'static str, detail: String| {
-            problems.push(ApprovalProblem {
-                seq,
-                revision_id: revision_id.clone(),
-                code,
-                detail,
-            })
+        let approval = Approval {
+            revision_id: text(&record["revision_id"]),
+            signer_id: record["signer"]["account_id"].as_i64().unwrap_or(-1),
+            signer_name: text(&record["signer"]["account_name"]),
+            signed_at: text(&record["signed_at"]),
         };
-        let signer_id = record["signer"]["account_id"].as_i64().unwrap_or(-1);
-        let signer_name = text(&record["signer"]["account_name"]);
-        let signed_at = text(&record["signed_at"]);
-        // 1. The account exists under that name.
+        let found = approval.problems(connection)?;
+        problems.extend(found.into_iter().map(|(code, detail)| ApprovalProblem {
+            seq,
+            revision_id: approval.revision_id.clone(),
+            code,
+            detail,
+        }));
+    }
+    Ok(problems)
+}
+
+/// What an approval record says: which revision, who signed, when.
+struct Approval {
+    revision_id: String,
+    signer_id: i64,
+    signer_name: String,
+    signed_at: String,
+}
+
+impl Approval {
+    /// The record's problems against the database, as (code, detail).
+    fn problems(
+        &self,
+        connection: &rusqlite::Connection,
+    ) -> Result<Vec<(&'static str, String)>, rusqlite::Error> {
+        let Approval {
+            revision_id,
+            signer_id,
+            signer_name,
+            signed_at,
+        } = self;
+        let mut problems = Vec::new();
+        // 1. The account exists under that name (nothing else can be judged without it).
+        if let Some(unknown) = self.unknown_signer(connection)? {
+            problems.push(("SIGNER_UNKNOWN", unknown));
+            return Ok(problems);
+        }
+        // 2. The reviewer role was held at signed_at.
+        if !held_at(connection, *signer_id, Role::Reviewer, signed_at)? {
+            problems.push((
+                "NOT_REVIEWER_AT_SIGNING",
+                format!("the role history shows no reviewer role held by {signer_name:?} at {signed_at}"),
+            ));
+        }
+        // 3. No admin role then.
+        if held_at(connection, *signer_id, Role::Admin, signed_at)? {
+            problems.push((
+                "ADMIN_AT_SIGNING",
+                format!("{signer_name:?} held the admin role at {signed_at}: an account that manages accounts does not sign"),
+            ));
+        }
+        // 4. Not the revision's creator.
+        match creator_of(connection, revision_id)? {
+            Some((id, name))
+                if id == Some(*signer_id) || name.eq_ignore_ascii_case(signer_name) =>
+            {
+                problems.push((
+                    "SIGNER_IS_AUTHOR",
+                    format!("{signer_name:?} created revision {revision_id} and signed it"),
+                ))
+            }
+            Some(_) => {}
+            None => problems.push((
+                "SIGNER_IS_AUTHOR",
+                format!("revision {revision_id} has no creation record naming its author"),
+            )),
+        }
+        // 5. The signing path's security event.
+        if !self.signing_event_exists(connection)? {
+            problems.push((
+                "NO_SIGNING_EVENT",
+                format!("the security log has no successful signing by {signer_name:?} of {revision_id} at {signed_at}"),
+            ));
+        }
+        Ok(problems)
+    }
+
+    /// Why the signer is not an account of that name, if it is not.
+    fn unknown_signer(
+        &self,
+        connection: &rusqlite::Connection,
+    ) -> Result<Option<String>, rusqlite::Error> {
+        let (signer_id, signer_name) = (self.signer_id, &self.signer_name);
         let stored_name: Option<String> = connection
             .query_row(
                 "SELECT name FROM accounts WHERE id = ?1",
@@ -87,89 +163,55 @@ pub fn audit_approvals(
                 |row| row.get(0),
             )
             .optional()?;
-        match stored_name {
-            None => {
-                problem(
-                    "SIGNER_UNKNOWN",
-                    format!("no account has the signer's id {signer_id} ({signer_name:?})"),
-                );
-                continue;
-            }
-            Some(name) if !name.eq_ignore_ascii_case(&signer_name) => {
-                problem(
-                    "SIGNER_UNKNOWN",
-                    format!(
-                        "account {signer_id} is named {name:?}, the record says {signer_name:?}"
-                    ),
-                );
-                continue;
-            }
-            Some(_) => {}
-        }
-        // 2. The reviewer role was held at signed_at.
-        if !held_at(connection, signer_id, Role::Reviewer, &signed_at)? {
-            problem(
-                "NOT_REVIEWER_AT_SIGNING",
-                format!("the role history shows no reviewer role held by {signer_name:?} at {signed_at}"),
-            );
-        }
-        // 3. No admin role then.
-        if held_at(connection, signer_id, Role::Admin, &signed_at)? {
-            problem(
-                "ADMIN_AT_SIGNING",
-                format!("{signer_name:?} held the admin role at {signed_at}: an account that manages accounts does not sign"),
-            );
-        }
-        // 4. Not the revision's creator.
-        let creator: Option<(Option<i64>, String)> = connection
-            .query_row(
-                "SELECT json_extract(record, '$.actor.account_id'),
-                        json_extract(record, '$.actor.account_name')
-                 FROM evidence_ledger
-                 WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1
-                   AND json_extract(record, '$.event') = 'created'",
-                [&revision_id],
-                |row| {
-                    Ok((
-                        row.get(0)?,
-                        row.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                    ))
-                },
-            )
-            .optional()?;
-        match creator {
-            Some((id, name))
-                if id == Some(signer_id) || name.eq_ignore_ascii_case(&signer_name) =>
-            {
-                problem(
-                    "SIGNER_IS_AUTHOR",
-                    format!("{signer_name:?} created revision {revision_id} and signed it"),
-                )
-            }
-            Some(_) => {}
-            None => problem(
-                "SIGNER_IS_AUTHOR",
-                format!("revision {revision_id} has no creation record naming its author"),
-            ),
-        }
-        // 5. The signing path's security event.
-        let matched: bool = connection.query_row(
+        Ok(match stored_name {
+            None => Some(format!(
+                "no account has the signer's id {signer_id} ({signer_name:?})"
+            )),
+            Some(name) if !name.eq_ignore_ascii_case(signer_name) => Some(format!(
+                "account {signer_id} is named {name:?}, the record says {signer_name:?}"
+            )),
+            Some(_) => None,
+        })
+    }
+
+    /// Whether the security log holds the successful signing this record came from.
+    fn signing_event_exists(&self, connection: &rusqlite::Connection) -> rusqlite::Result<bool> {
+        connection.query_row(
             "SELECT EXISTS (SELECT 1 FROM security_events
                             WHERE event = 'signing' AND outcome = 'success'
                               AND account_id = ?1 AND at = ?2 AND detail LIKE ?3 ESCAPE '\\')",
             params![
-                signer_id,
-                signed_at,
-                format!("{}: %", revision_id.replace('%', "\\%").replace('_', "\\_"))
+                self.signer_id,
+                self.signed_at,
+                format!(
+                    "{}: %",
+                    self.revision_id.replace('%', "\\%").replace('_', "\\_")
+                )
             ],
             |row| row.get(0),
-        )?;
-        if !matched {
-            problem(
-                "NO_SIGNING_EVENT",
-                format!("the security log has no successful signing by {signer_name:?} of {revision_id} at {signed_at}"),
-            );
-        }
+        )
     }
-    Ok(problems)
+}
+
+/// The creator of revision `revision_id` as its creation record names it (account id, name).
+fn creator_of(
+    connection: &rusqlite::Connection,
+    revision_id: &str,
+) -> Result<Option<(Option<i64>, String)>, rusqlite::Error> {
+    connection
+        .query_row(
+            "SELECT json_extract(record, '$.actor.account_id'),
+                    json_extract(record, '$.actor.account_name')
+             FROM evidence_ledger
+             WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1
+               AND json_extract(record, '$.event') = 'created'",
+            [revision_id],
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                ))
+            },
+        )
+        .optional()
 }
