@@ -247,29 +247,7 @@ pub fn build_bundle(
         });
         entries.push((path, record.record.clone()));
     }
-    let mut artifacts = Vec::new();
-    for role in ["script", "snapshot", "statistics", "plot", "environment"] {
-        let reference = &bundle["artifacts"][role];
-        let name = reference["name"].as_str().unwrap_or(role).to_owned();
-        let artifact_error = |detail: String| ExportError::Artifact {
-            name: name.clone(),
-            detail,
-        };
-        let digest = reference["sha256"]
-            .as_str()
-            .and_then(|h| Sha256Digest::try_from(h.to_owned()).ok())
-            .ok_or_else(|| artifact_error("the bundle record names no hash".to_owned()))?;
-        let bytes = objects
-            .get(&digest)
-            .map_err(|e| artifact_error(e.to_string()))?;
-        let path = format!("artifacts/{name}");
-        artifacts.push(ManifestFile {
-            path: path.clone(),
-            sha256: digest.to_hex(),
-            size: bytes.len() as u64,
-        });
-        entries.push((path, bytes));
-    }
+    let artifacts = artifact_entries(&bundle, objects, &mut entries)?;
     let mut schemas = Vec::new();
     for schema in ALL_SCHEMAS.iter() {
         let path = format!("schemas/{}", schema.file);
@@ -306,6 +284,39 @@ pub fn build_bundle(
     ];
     ordered.extend(entries);
     write_zip(&ordered)
+}
+
+/// The bundle's artifacts, read back from `objects` re-hashed, appended to `entries`; their
+/// manifest lines.
+fn artifact_entries(
+    bundle: &serde_json::Value,
+    objects: &ObjectStore,
+    entries: &mut Vec<(String, Vec<u8>)>,
+) -> Result<Vec<ManifestFile>, ExportError> {
+    let mut artifacts = Vec::new();
+    for role in ["script", "snapshot", "statistics", "plot", "environment"] {
+        let reference = &bundle["artifacts"][role];
+        let name = reference["name"].as_str().unwrap_or(role).to_owned();
+        let artifact_error = |detail: String| ExportError::Artifact {
+            name: name.clone(),
+            detail,
+        };
+        let digest = reference["sha256"]
+            .as_str()
+            .and_then(|h| Sha256Digest::try_from(h.to_owned()).ok())
+            .ok_or_else(|| artifact_error("the bundle record names no hash".to_owned()))?;
+        let bytes = objects
+            .get(&digest)
+            .map_err(|e| artifact_error(e.to_string()))?;
+        let path = format!("artifacts/{name}");
+        artifacts.push(ManifestFile {
+            path: path.clone(),
+            sha256: digest.to_hex(),
+            size: bytes.len() as u64,
+        });
+        entries.push((path, bytes));
+    }
+    Ok(artifacts)
 }
 
 /// The archive of `entries`, in order, with fixed timestamps and permissions.

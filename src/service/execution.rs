@@ -416,26 +416,7 @@ impl ExecutionService {
             })
             .await;
         self.report(attempt_id, ExecutionPhase::Verifying);
-        let verification = {
-            let (request, spec, snapshot, script, result) = (
-                request.clone(),
-                spec.clone(),
-                Arc::clone(&snapshot),
-                script.clone(),
-                result.clone(),
-            );
-            tokio::task::spawn_blocking(move || {
-                verify_execution_result(&VerificationInput {
-                    request: &request,
-                    spec: &spec,
-                    snapshot: &snapshot,
-                    script: &script,
-                    result: &result,
-                })
-            })
-            .await
-            .map_err(|e| DatabaseError::Task(e.to_string()))?
-        };
+        let verification = verify(request, spec, &snapshot, &script, &result).await?;
         crash_point("after_run");
         // 4. A passing run's outputs are stored first (content-addressed: a crash leaves only
         //    unreferenced objects), and the snapshot object the request names is re-read.
@@ -552,4 +533,33 @@ impl ExecutionService {
         }
         Ok(ids)
     }
+}
+
+/// The named checks on a run's `result` (off the async executor: they decode the PNG and
+/// recompute the statistics).
+async fn verify(
+    request: &Verified<ExecutionRequest>,
+    spec: &PlotSpec,
+    snapshot: &Arc<Snapshot>,
+    script: &[u8],
+    result: &RunResult,
+) -> Result<ExecutionVerification, ServiceError> {
+    let (request, spec, snapshot, script, result) = (
+        request.clone(),
+        spec.clone(),
+        Arc::clone(snapshot),
+        script.to_vec(),
+        result.clone(),
+    );
+    Ok(tokio::task::spawn_blocking(move || {
+        verify_execution_result(&VerificationInput {
+            request: &request,
+            spec: &spec,
+            snapshot: &snapshot,
+            script: &script,
+            result: &result,
+        })
+    })
+    .await
+    .map_err(|e| DatabaseError::Task(e.to_string()))?)
 }

@@ -178,6 +178,34 @@ pub(crate) fn read_archive<R: Read + Seek>(reader: &mut R) -> Result<Archive, Ar
             count: archive.len(),
         });
     }
+    check_declared_sizes(&mut archive)?;
+    // 2. Each entry inflated once, as a stream; its actual bytes capped at what it declared
+    // (a declared size can lie), its CRC checked by the reader at the end.
+    let mut files = BTreeMap::new();
+    let mut buffer = vec![0u8; 64 << 10];
+    for index in 0..archive.len() {
+        let mut entry = archive.by_index(index).map_err(|e| ArchiveError::Entry {
+            name: format!("#{index}"),
+            reason: e.to_string(),
+        })?;
+        let name = entry.name().to_owned();
+        let failed = |reason: String| ArchiveError::Entry {
+            name: name.clone(),
+            reason,
+        };
+        let entry = inflate(&mut entry, &name, &mut buffer).map_err(failed)?;
+        if files.insert(name.clone(), entry).is_some() {
+            return Err(failed("appears twice".to_owned()));
+        }
+    }
+    Ok(Archive { files })
+}
+
+/// Each entry's declared size and ratio within the caps, names safe, and their total within
+/// its cap: read from the central directory, nothing inflated.
+fn check_declared_sizes<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+) -> Result<(), ArchiveError> {
     let mut total: u64 = 0;
     for index in 0..archive.len() {
         let entry = archive
@@ -207,53 +235,44 @@ pub(crate) fn read_archive<R: Read + Seek>(reader: &mut R) -> Result<Archive, Ar
     if total > MAX_TOTAL_BYTES {
         return Err(ArchiveError::TooLarge { total });
     }
-    // 2. Each entry inflated once, as a stream; its actual bytes capped at what it declared
-    // (a declared size can lie), its CRC checked by the reader at the end.
-    let mut files = BTreeMap::new();
-    let mut buffer = vec![0u8; 64 << 10];
-    for index in 0..archive.len() {
-        let mut entry = archive.by_index(index).map_err(|e| ArchiveError::Entry {
-            name: format!("#{index}"),
-            reason: e.to_string(),
-        })?;
-        let (name, size) = (entry.name().to_owned(), entry.size());
-        let failed = |reason: String| ArchiveError::Entry {
-            name: name.clone(),
-            reason,
-        };
-        let mut hasher = Sha256::new();
-        let mut bytes = kept(&name).then(|| Vec::with_capacity(size.min(1 << 20) as usize));
-        let mut limited = (&mut entry).take(size + 1);
-        let mut read: u64 = 0;
-        loop {
-            let n = limited
-                .read(&mut buffer)
-                .map_err(|e| failed(e.to_string()))?;
-            if n == 0 {
-                break;
-            }
-            read += n as u64;
-            hasher.update(&buffer[..n]);
-            if let Some(bytes) = bytes.as_mut() {
-                bytes.extend_from_slice(&buffer[..n]);
-            }
+    Ok(())
+}
+
+/// Inflates `entry` (named `name`) as a stream through `buffer`, hashing it and keeping its
+/// bytes when the validator reads them; never more than one byte beyond what it declares.
+/// `Err`: why the entry is refused.
+fn inflate(
+    entry: &mut zip::read::ZipFile<'_, impl Read>,
+    name: &str,
+    buffer: &mut [u8],
+) -> Result<Entry, String> {
+    let size = entry.size();
+    let mut hasher = Sha256::new();
+    let mut bytes = kept(name).then(|| Vec::with_capacity(size.min(1 << 20) as usize));
+    let mut limited = entry.take(size + 1);
+    let mut read: u64 = 0;
+    loop {
+        let n = limited.read(buffer).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
         }
-        if read > size {
-            return Err(failed(format!(
-                "inflates to more than the {size} bytes it declares: refused"
-            )));
-        }
-        if read != size {
-            return Err(failed(format!("holds {read} bytes, declares {size}")));
-        }
-        let entry = Entry {
-            sha256: hex::encode(hasher.finalize()),
-            size,
-            bytes,
-        };
-        if files.insert(name.clone(), entry).is_some() {
-            return Err(failed("appears twice".to_owned()));
+        read += n as u64;
+        hasher.update(&buffer[..n]);
+        if let Some(bytes) = bytes.as_mut() {
+            bytes.extend_from_slice(&buffer[..n]);
         }
     }
-    Ok(Archive { files })
+    if read > size {
+        return Err(format!(
+            "inflates to more than the {size} bytes it declares: refused"
+        ));
+    }
+    if read != size {
+        return Err(format!("holds {read} bytes, declares {size}"));
+    }
+    Ok(Entry {
+        sha256: hex::encode(hasher.finalize()),
+        size,
+        bytes,
+    })
 }
