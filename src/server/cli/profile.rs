@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::{
     domain::{
         digest::Sha256Digest,
-        profile::{ColumnKind, DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
+        profile::{CandidateRoles, ColumnKind, DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
     },
     ingest::{
         profile::profile_table,
@@ -77,14 +77,39 @@ pub fn render_report(name: &str, profile: &DatasetProfile) -> String {
         profile.columns.len()
     );
     let _ = writeln!(out, "content hash: {}", profile.content_hash);
-    let roles = &profile.roles;
-    let join = |v: &[String]| {
-        if v.is_empty() {
-            "-".to_owned()
-        } else {
-            v.join(", ")
+    write_roles(&mut out, &profile.roles);
+    write_columns(&mut out, profile);
+    if !profile.parameters.is_empty() {
+        let _ = writeln!(out, "\nparameters");
+        for p in &profile.parameters {
+            let _ = writeln!(
+                out,
+                "  {:<8} {:<45} {:>7} records  unit {}",
+                p.code,
+                p.labels.join(" | "),
+                p.records,
+                join(&p.units)
+            );
         }
-    };
+    }
+    let _ = writeln!(out, "\nwarnings ({})", profile.warnings.len());
+    for warning in &profile.warnings {
+        let _ = writeln!(out, "  - {warning}");
+    }
+    out
+}
+
+/// A list for the report: its items joined, or `-` when empty.
+fn join(items: &[String]) -> String {
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// The candidate role of each part of a plot.
+fn write_roles(out: &mut String, roles: &CandidateRoles) {
     let _ = writeln!(out, "\nroles");
     let _ = writeln!(out, "  subject     {}", join(&roles.subject));
     let _ = writeln!(out, "  treatment   {}", join(&roles.treatment));
@@ -107,7 +132,10 @@ pub fn render_report(name: &str, profile: &DatasetProfile) -> String {
     let _ = writeln!(out, "  unit        {}", join(&roles.unit));
     let _ = writeln!(out, "  population  {}", join(&roles.population_flags));
     let _ = writeln!(out, "  record flag {}", join(&roles.record_flags));
+}
 
+/// Every column: kind, label, missing, distinct and range (dates as ISO 8601).
+fn write_columns(out: &mut String, profile: &DatasetProfile) {
     let _ = writeln!(out, "\ncolumns");
     for column in &profile.columns {
         let kind = match column.kind {
@@ -139,22 +167,4 @@ pub fn render_report(name: &str, profile: &DatasetProfile) -> String {
             distinct
         );
     }
-    if !profile.parameters.is_empty() {
-        let _ = writeln!(out, "\nparameters");
-        for p in &profile.parameters {
-            let _ = writeln!(
-                out,
-                "  {:<8} {:<45} {:>7} records  unit {}",
-                p.code,
-                p.labels.join(" | "),
-                p.records,
-                join(&p.units)
-            );
-        }
-    }
-    let _ = writeln!(out, "\nwarnings ({})", profile.warnings.len());
-    for warning in &profile.warnings {
-        let _ = writeln!(out, "  - {warning}");
-    }
-    out
 }

@@ -125,26 +125,39 @@ pub fn generate_demo_table(subjects_per_arm: usize) -> Table {
             }
         }
     }
-    // Name, label, display format, numeric?
-    let names: [(&str, &str, Option<&str>, bool); 16] = [
-        ("STUDYID", "Study Identifier", None, false),
-        ("USUBJID", "Unique Subject Identifier", None, false),
-        ("TRTA", "Actual Treatment", None, false),
-        ("TRTAN", "Actual Treatment (N)", None, true),
-        ("SAFFL", "Safety Population Flag", None, false),
-        ("PARAMCD", "Parameter Code", None, false),
-        ("PARAM", "Parameter", None, false),
-        ("AVISIT", "Analysis Visit", None, false),
-        ("AVISITN", "Analysis Visit (N)", None, true),
-        ("ADT", "Analysis Date", Some("DATE9."), true),
-        ("AVAL", "Analysis Value", None, true),
-        ("BASE", "Baseline Value", None, true),
-        ("CHG", "Change from Baseline", None, true),
-        ("ABLFL", "Baseline Record Flag", None, false),
-        ("ANL01FL", "Analysis Record Flag 01", None, false),
-        ("AVALU", "Analysis Value Unit", None, false),
-    ];
-    let columns = names
+    let columns = columns_of(&rows);
+    Table {
+        source_format: SourceFormat::Xpt,
+        dataset_name: Some("ADLB".to_owned()),
+        dataset_label: Some("Synthetic Laboratory Data (adamviz demo)".to_owned()),
+        row_count: rows.len(),
+        columns,
+    }
+}
+
+/// The demo's columns: name, label, display format, numeric?
+const COLUMNS: [(&str, &str, Option<&str>, bool); 16] = [
+    ("STUDYID", "Study Identifier", None, false),
+    ("USUBJID", "Unique Subject Identifier", None, false),
+    ("TRTA", "Actual Treatment", None, false),
+    ("TRTAN", "Actual Treatment (N)", None, true),
+    ("SAFFL", "Safety Population Flag", None, false),
+    ("PARAMCD", "Parameter Code", None, false),
+    ("PARAM", "Parameter", None, false),
+    ("AVISIT", "Analysis Visit", None, false),
+    ("AVISITN", "Analysis Visit (N)", None, true),
+    ("ADT", "Analysis Date", Some("DATE9."), true),
+    ("AVAL", "Analysis Value", None, true),
+    ("BASE", "Baseline Value", None, true),
+    ("CHG", "Change from Baseline", None, true),
+    ("ABLFL", "Baseline Record Flag", None, false),
+    ("ANL01FL", "Analysis Record Flag 01", None, false),
+    ("AVALU", "Analysis Value Unit", None, false),
+];
+
+/// The columns of the generated `rows`, as [`COLUMNS`] describes them.
+fn columns_of(rows: &[[Cell; 16]]) -> Vec<Column> {
+    COLUMNS
         .iter()
         .enumerate()
         .map(|(i, (name, label, format, numeric))| {
@@ -174,14 +187,7 @@ pub fn generate_demo_table(subjects_per_arm: usize) -> Table {
                 data,
             }
         })
-        .collect();
-    Table {
-        source_format: SourceFormat::Xpt,
-        dataset_name: Some("ADLB".to_owned()),
-        dataset_label: Some("Synthetic Laboratory Data (adamviz demo)".to_owned()),
-        row_count: rows.len(),
-        columns,
-    }
+        .collect()
 }
 
 /// One generated value.

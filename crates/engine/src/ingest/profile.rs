@@ -420,13 +420,6 @@ fn parameter_profiles(
         .first()
         .and_then(|c| text_column(table, c));
     let units = roles.unit.first().and_then(|c| text_column(table, c));
-    #[derive(Default)]
-    struct Acc<'a> {
-        records: usize,
-        labels: BTreeSet<&'a str>,
-        column_units: BTreeSet<&'a str>,
-        values: BTreeMap<&'a str, usize>,
-    }
     // Pairs first (cheap integer work per row), strings once per distinct pair.
     let mut records: Vec<usize> = vec![0; codes.levels().len() + 1];
     let levels_of = |column: Option<&TextValues>| column.map_or(0, |c| c.levels().len()) + 1;
@@ -458,7 +451,7 @@ fn parameter_profiles(
             (name, counts)
         })
         .collect();
-    let mut by_code: BTreeMap<&str, Acc> = BTreeMap::new();
+    let mut by_code: BTreeMap<&str, ParameterFacts> = BTreeMap::new();
     for (index, level) in codes.levels().iter().enumerate() {
         let acc = by_code.entry(level).or_default();
         acc.records = records[index + 1];
@@ -479,48 +472,61 @@ fn parameter_profiles(
     }
     by_code
         .into_iter()
-        .map(|(code, acc)| {
-            let (units, unit_source) = if !acc.column_units.is_empty() {
-                (
-                    acc.column_units.iter().map(|u| (*u).to_owned()).collect(),
-                    Some(UnitSource::Column),
-                )
-            } else {
-                let from_labels: BTreeSet<&str> = acc
-                    .labels
-                    .iter()
-                    .filter_map(|l| unit_from_label(l))
-                    .collect();
-                let source = (!from_labels.is_empty()).then_some(UnitSource::ParameterLabel);
-                (
-                    from_labels
-                        .into_iter()
-                        .map(str::to_owned)
-                        .collect::<Vec<_>>(),
-                    source,
-                )
-            };
-            if units.len() > 1 {
-                warnings.push(ProfileWarning::MixedUnits {
-                    parameter: code.to_owned(),
-                    units: units.clone(),
-                });
-            }
-            ParameterProfile {
-                code: code.to_owned(),
-                labels: acc.labels.iter().map(|l| (*l).to_owned()).collect(),
-                records: acc.records,
-                units,
-                unit_source,
-                derived_looking: code.starts_with('_'),
-                values: acc
-                    .values
-                    .iter()
-                    .map(|(name, count)| ((*name).to_owned(), *count))
-                    .collect(),
-            }
-        })
+        .map(|(code, facts)| facts.profile(code, warnings))
         .collect()
+}
+
+/// What the rows say about one parameter code.
+#[derive(Default)]
+struct ParameterFacts<'a> {
+    records: usize,
+    labels: BTreeSet<&'a str>,
+    column_units: BTreeSet<&'a str>,
+    /// Non-missing values per value column.
+    values: BTreeMap<&'a str, usize>,
+}
+
+impl ParameterFacts<'_> {
+    /// The profile of parameter `code`; a warning when its records carry several units.
+    fn profile(self, code: &str, warnings: &mut Vec<ProfileWarning>) -> ParameterProfile {
+        let (units, unit_source) = self.units();
+        if units.len() > 1 {
+            warnings.push(ProfileWarning::MixedUnits {
+                parameter: code.to_owned(),
+                units: units.clone(),
+            });
+        }
+        ParameterProfile {
+            code: code.to_owned(),
+            labels: self.labels.iter().map(|l| (*l).to_owned()).collect(),
+            records: self.records,
+            units,
+            unit_source,
+            derived_looking: code.starts_with('_'),
+            values: self
+                .values
+                .iter()
+                .map(|(name, count)| ((*name).to_owned(), *count))
+                .collect(),
+        }
+    }
+
+    /// The units: from the unit column, else from the labels' "(unit)".
+    fn units(&self) -> (Vec<String>, Option<UnitSource>) {
+        if !self.column_units.is_empty() {
+            return (
+                self.column_units.iter().map(|u| (*u).to_owned()).collect(),
+                Some(UnitSource::Column),
+            );
+        }
+        let from_labels: BTreeSet<&str> = self
+            .labels
+            .iter()
+            .filter_map(|l| unit_from_label(l))
+            .collect();
+        let source = (!from_labels.is_empty()).then_some(UnitSource::ParameterLabel);
+        (from_labels.into_iter().map(str::to_owned).collect(), source)
+    }
 }
 
 #[cfg(test)]

@@ -13,9 +13,11 @@ use super::{
 };
 use crate::{
     domain::profile::{CandidateRoles, ProfileWarning, EXAMPLE_CAP},
-    ingest::table::{Table, TextValues},
+    ingest::table::{NumericValues, Table, TextValues},
 };
 
+/// The visit columns' warnings: padded labels, visits without an order number, and labels and
+/// order numbers that do not pair one to one.
 pub(super) fn visit_warnings(
     table: &Table,
     roles: &CandidateRoles,
@@ -25,27 +27,7 @@ pub(super) fn visit_warnings(
         let Some(labels) = text_column(table, &visit.label) else {
             continue;
         };
-        let padded_codes: Vec<bool> = std::iter::once(false)
-            .chain(labels.levels().iter().map(|l| l.trim() != &**l))
-            .collect();
-        let padded_records = labels
-            .codes()
-            .iter()
-            .filter(|&&code| padded_codes[code as usize])
-            .count();
-        if padded_records > 0 {
-            let examples: BTreeSet<String> = labels
-                .levels()
-                .iter()
-                .filter(|l| l.trim() != &***l)
-                .map(|l| format!("{l:?}"))
-                .collect();
-            warnings.push(ProfileWarning::PaddedVisitLabels {
-                column: visit.label.clone(),
-                records: padded_records,
-                examples: examples.into_iter().take(EXAMPLE_CAP).collect(),
-            });
-        }
+        padded_labels(&visit.label, labels, warnings);
         let Some(order_name) = &visit.order else {
             continue;
         };
@@ -53,81 +35,138 @@ pub(super) fn visit_warnings(
             continue;
         };
         let trimmed = TrimmedLabels::new(labels);
-        let mut without_order = 0;
-        let mut without_order_groups: FxHashSet<u32> = FxHashSet::default();
-        let mut label_order_pairs: FxHashSet<(u32, u64)> = FxHashSet::default();
-        let mut previous_pair = None;
-        for (row, &code) in labels.codes().iter().enumerate() {
-            let Some(group) = trimmed.group(code) else {
-                continue;
-            };
-            match orders.value(row) {
-                None => {
-                    without_order += 1;
-                    without_order_groups.insert(group);
-                }
-                Some(order) => {
-                    let pair = (group, order.to_bits());
-                    if previous_pair != Some(pair) {
-                        label_order_pairs.insert(pair);
-                        previous_pair = Some(pair);
-                    }
+        let label_order_pairs =
+            visits_without_order(&visit.label, order_name, labels, orders, &trimmed, warnings);
+        ambiguous_orders(
+            &visit.label,
+            order_name,
+            &label_order_pairs,
+            &trimmed,
+            warnings,
+        );
+    }
+}
+
+/// Visit labels with leading or trailing blanks.
+fn padded_labels(column: &str, labels: &TextValues, warnings: &mut Vec<ProfileWarning>) {
+    let padded_codes: Vec<bool> = std::iter::once(false)
+        .chain(labels.levels().iter().map(|l| l.trim() != &**l))
+        .collect();
+    let padded_records = labels
+        .codes()
+        .iter()
+        .filter(|&&code| padded_codes[code as usize])
+        .count();
+    if padded_records > 0 {
+        let examples: BTreeSet<String> = labels
+            .levels()
+            .iter()
+            .filter(|l| l.trim() != &***l)
+            .map(|l| format!("{l:?}"))
+            .collect();
+        warnings.push(ProfileWarning::PaddedVisitLabels {
+            column: column.to_owned(),
+            records: padded_records,
+            examples: examples.into_iter().take(EXAMPLE_CAP).collect(),
+        });
+    }
+}
+
+/// Records whose visit has no order number (a warning), and the distinct (label group, order)
+/// pairs of the others.
+fn visits_without_order(
+    column: &str,
+    order_name: &str,
+    labels: &TextValues,
+    orders: &NumericValues,
+    trimmed: &TrimmedLabels<'_>,
+    warnings: &mut Vec<ProfileWarning>,
+) -> FxHashSet<(u32, u64)> {
+    let mut without_order = 0;
+    let mut without_order_groups: FxHashSet<u32> = FxHashSet::default();
+    let mut label_order_pairs: FxHashSet<(u32, u64)> = FxHashSet::default();
+    let mut previous_pair = None;
+    for (row, &code) in labels.codes().iter().enumerate() {
+        let Some(group) = trimmed.group(code) else {
+            continue;
+        };
+        match orders.value(row) {
+            None => {
+                without_order += 1;
+                without_order_groups.insert(group);
+            }
+            Some(order) => {
+                let pair = (group, order.to_bits());
+                if previous_pair != Some(pair) {
+                    label_order_pairs.insert(pair);
+                    previous_pair = Some(pair);
                 }
             }
         }
-        if without_order > 0 {
-            let examples: BTreeSet<&str> = without_order_groups
-                .iter()
-                .map(|&g| trimmed.labels[g as usize])
-                .collect();
-            warnings.push(ProfileWarning::VisitsWithoutOrder {
-                column: visit.label.clone(),
-                order_column: order_name.clone(),
-                records: without_order,
-                examples: examples
-                    .into_iter()
-                    .take(EXAMPLE_CAP)
-                    .map(str::to_owned)
-                    .collect(),
-            });
-        }
-        // A label with several orders and an order with several labels, found by sorting the
-        // distinct (label, order) pairs two ways rather than keeping a set per label and per
-        // order (with tens of thousands of visits those sets were most of the profile's time).
-        let mut pairs: Vec<(&str, u64)> = label_order_pairs
+    }
+    if without_order > 0 {
+        let examples: BTreeSet<&str> = without_order_groups
             .iter()
-            .map(|&(group, order)| (trimmed.labels[group as usize], order))
+            .map(|&g| trimmed.labels[g as usize])
             .collect();
-        pairs.sort_unstable();
-        for run in pairs
-            .chunk_by(|a, b| a.0 == b.0)
-            .filter(|run| run.len() > 1)
-        {
-            let mut orders: Vec<f64> = run
-                .iter()
-                .map(|&(_, order)| f64::from_bits(order))
-                .collect();
-            orders.sort_by(f64::total_cmp);
-            warnings.push(ProfileWarning::VisitLabelWithSeveralOrders {
-                column: visit.label.clone(),
-                label: run[0].0.to_owned(),
-                orders,
-            });
-        }
-        pairs.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
-        let mut several: Vec<(f64, &[(&str, u64)])> = pairs
-            .chunk_by(|a, b| a.1 == b.1)
-            .filter(|run| run.len() > 1)
-            .map(|run| (f64::from_bits(run[0].1), run))
+        warnings.push(ProfileWarning::VisitsWithoutOrder {
+            column: column.to_owned(),
+            order_column: order_name.to_owned(),
+            records: without_order,
+            examples: examples
+                .into_iter()
+                .take(EXAMPLE_CAP)
+                .map(str::to_owned)
+                .collect(),
+        });
+    }
+    label_order_pairs
+}
+
+/// A label with several orders and an order with several labels, from the distinct pairs.
+fn ambiguous_orders(
+    column: &str,
+    order_name: &str,
+    label_order_pairs: &FxHashSet<(u32, u64)>,
+    trimmed: &TrimmedLabels<'_>,
+    warnings: &mut Vec<ProfileWarning>,
+) {
+    // A label with several orders and an order with several labels, found by sorting the
+    // distinct (label, order) pairs two ways rather than keeping a set per label and per
+    // order (with tens of thousands of visits those sets were most of the profile's time).
+    let mut pairs: Vec<(&str, u64)> = label_order_pairs
+        .iter()
+        .map(|&(group, order)| (trimmed.labels[group as usize], order))
+        .collect();
+    pairs.sort_unstable();
+    for run in pairs
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter(|run| run.len() > 1)
+    {
+        let mut orders: Vec<f64> = run
+            .iter()
+            .map(|&(_, order)| f64::from_bits(order))
             .collect();
-        several.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for (order, labels) in several {
-            warnings.push(ProfileWarning::OrderWithSeveralVisitLabels {
-                order_column: order_name.clone(),
-                order,
-                labels: labels.iter().map(|&(label, _)| label.to_owned()).collect(),
-            });
-        }
+        orders.sort_by(f64::total_cmp);
+        warnings.push(ProfileWarning::VisitLabelWithSeveralOrders {
+            column: column.to_owned(),
+            label: run[0].0.to_owned(),
+            orders,
+        });
+    }
+    pairs.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+    let mut several: Vec<(f64, &[(&str, u64)])> = pairs
+        .chunk_by(|a, b| a.1 == b.1)
+        .filter(|run| run.len() > 1)
+        .map(|run| (f64::from_bits(run[0].1), run))
+        .collect();
+    several.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (order, labels) in several {
+        warnings.push(ProfileWarning::OrderWithSeveralVisitLabels {
+            order_column: order_name.to_owned(),
+            order,
+            labels: labels.iter().map(|&(label, _)| label.to_owned()).collect(),
+        });
     }
 }
 
