@@ -7,7 +7,9 @@ use leptos::{form::ActionForm, prelude::*};
 
 use crate::{
     api::revisions::{ReproduceRevision, SignRevision},
-    domain::revision::{ReproductionView, RevisionDetail, RevisionStatus, SignatureView},
+    domain::revision::{
+        ReproductionView, RevisionDetail, RevisionStatus, SignatureView, SigningAttempt,
+    },
 };
 
 /// `2026-12-04T10:50:12.123456Z` as `2026-12-04 10:50:12 UTC`.
@@ -146,16 +148,7 @@ pub fn Signatures(
                 }.into_any()
             }}
             {review.sign_note.clone().map(|note| view! { <p class="note" role="note">{note}</p> })}
-            {(!detail.signing_attempts.is_empty()).then(|| view! {
-                <details class="signing-attempts">
-                    <summary>{format!("Signing attempts ({}), from the security log", detail.signing_attempts.len())}</summary>
-                    <ul aria-label="Signing attempts">
-                        {detail.signing_attempts.iter().map(|a| view! {
-                            <li>{format!("{} — {} — {}: {}", utc_time(&a.at), a.account, if a.outcome == "success" { "signed" } else { "refused" }, a.detail)}</li>
-                        }).collect_view()}
-                    </ul>
-                </details>
-            })}
+            <SigningAttempts attempts=detail.signing_attempts.clone() />
             {review.can_sign.then(|| view! {
                 <ActionForm action=sign attr:class="sign-form" attr:aria-label="Sign this revision">
                     <input type="hidden" name="revision_id" value=id.clone() />
@@ -188,6 +181,21 @@ pub fn Signatures(
             })}
         </section>
     }
+}
+
+/// Every try at signing this revision, from the security log (nothing when there was none).
+#[component]
+fn SigningAttempts(attempts: Vec<SigningAttempt>) -> impl IntoView {
+    (!attempts.is_empty()).then(|| view! {
+        <details class="signing-attempts">
+            <summary>{format!("Signing attempts ({}), from the security log", attempts.len())}</summary>
+            <ul aria-label="Signing attempts">
+                {attempts.iter().map(|a| view! {
+                    <li>{format!("{} — {} — {}: {}", utc_time(&a.at), a.account, if a.outcome == "success" { "signed" } else { "refused" }, a.detail)}</li>
+                }).collect_view()}
+            </ul>
+        </details>
+    })
 }
 
 fn reproduction_line(reproduction: &ReproductionView) -> impl IntoView {

@@ -171,6 +171,23 @@ const BUNDLE_COLUMNS: [(&str, &str); 5] = [
     ("snapshot.csv", "snapshot_id"),
 ];
 
+/// The `artifact_bundle` record named `hash`, if it is stored and reads as one.
+fn bundle_record(
+    connection: &rusqlite::Connection,
+    hash: &str,
+) -> Result<Option<ArtifactBundleRecord>, rusqlite::Error> {
+    let bytes: Option<Vec<u8>> = connection
+        .query_row(
+            "SELECT record FROM evidence_ledger WHERE record_hash = ?1 AND kind = 'artifact_bundle'",
+            [hash],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+}
+
+/// Every bundle row's artifacts against its record and the object store: (rows, artifacts
+/// verified, problems).
 fn verify_artifacts(
     connection: &rusqlite::Connection,
     objects: &ObjectStore,
@@ -189,18 +206,10 @@ fn verify_artifacts(
         .collect::<Result<_, _>>()?;
     let (mut verified, mut problems) = (0u64, Vec::new());
     for (revision_id, record_hash, row_hashes) in &rows {
-        let record: Option<Vec<u8>> = match record_hash {
-            Some(hash) => connection
-                .query_row(
-                    "SELECT record FROM evidence_ledger WHERE record_hash = ?1 AND kind = 'artifact_bundle'",
-                    [hash],
-                    |row| row.get(0),
-                )
-                .optional()?,
+        let record = match record_hash {
+            Some(hash) => bundle_record(connection, hash)?,
             None => None,
         };
-        let record =
-            record.and_then(|bytes| serde_json::from_slice::<ArtifactBundleRecord>(&bytes).ok());
         let problem = |name: &str, digest: &str, detail: String| ArtifactProblem {
             revision_id: revision_id.clone(),
             name: name.to_owned(),

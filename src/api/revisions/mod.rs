@@ -151,32 +151,16 @@ pub async fn sign_revision(
     use crate::{
         api::boundary::*,
         domain::account::Role,
-        evidence::approval::{Decision, SignatureMeaning},
         service::{
             accounts::now,
-            approvals::{sign, SignError, SignRequest},
+            approvals::{sign, SignRequest},
         },
     };
     boundary(async move {
         let account = require(&[Role::Reviewer]).await?;
         let context = context()?;
         let id = self::revision_id(&revision_id)?;
-        let decision = match decision.as_str() {
-            "approved" => Decision::Approved,
-            "changes_requested" => Decision::ChangesRequested,
-            other => {
-                return Err(AppError::invalid(
-                    "decision",
-                    format!("{other:?} is not a decision (approved or changes_requested)"),
-                ))
-            }
-        };
-        let meaning = match meaning.as_deref().filter(|m| !m.is_empty()) {
-            None => None,
-            Some(text) => Some(SignatureMeaning::parse(text).ok_or_else(|| {
-                AppError::invalid("meaning", format!("{text:?} is not a meaning"))
-            })?),
-        };
+        let (decision, meaning) = signing::decision_of(&decision, meaning.as_deref())?;
         let request = SignRequest {
             revision_id: id.clone(),
             decision,
@@ -187,29 +171,8 @@ pub async fn sign_revision(
         };
         let remote = remote_addr().await;
         let signed = with_database(&context, move |connection| {
-            sign(connection, &account, &request, remote.as_deref(), now()).map_err(|error| {
-                let message = error.to_string();
-                match error {
-                    SignError::NotReviewer | SignError::OwnRevision => AppError::Forbidden {
-                        needed: "reviewer (not the revision's author)".to_owned(),
-                    },
-                    SignError::AdminCannotSign => AppError::Forbidden {
-                        needed: "reviewer (without admin: separation of duties)".to_owned(),
-                    },
-                    SignError::PasswordNotOwn => AppError::PasswordChangeRequired,
-                    SignError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
-                    SignError::NotVerified(_)
-                    | SignError::HeadMoved
-                    | SignError::ReproductionFailed => AppError::Conflict(message),
-                    SignError::MeaningMissing => AppError::invalid("meaning", message),
-                    SignError::CommentMissing | SignError::CommentTooLong => {
-                        AppError::invalid("comment", message)
-                    }
-                    SignError::WrongPassword { .. } => AppError::invalid("password", message),
-                    SignError::Locked { .. } => AppError::Locked(message),
-                    SignError::Database(detail) => internal(detail),
-                }
-            })
+            sign(connection, &account, &request, remote.as_deref(), now())
+                .map_err(|error| signing::refusal(error, &id))
         })
         .await?;
         if accepts_html() {
@@ -221,6 +184,67 @@ pub async fn sign_revision(
         })
     })
     .await
+}
+
+/// The signing form's words and the service's refusals, as the server function reads and
+/// answers them.
+#[cfg(feature = "ssr")]
+mod signing {
+    use crate::{
+        api::{boundary::internal, error::AppError},
+        domain::ids::RevisionId,
+        evidence::approval::{Decision, SignatureMeaning},
+        service::approvals::SignError,
+    };
+
+    /// The form's `decision` and `meaning` (empty: none).
+    pub(super) fn decision_of(
+        decision: &str,
+        meaning: Option<&str>,
+    ) -> Result<(Decision, Option<SignatureMeaning>), AppError> {
+        let decision = match decision {
+            "approved" => Decision::Approved,
+            "changes_requested" => Decision::ChangesRequested,
+            other => {
+                return Err(AppError::invalid(
+                    "decision",
+                    format!("{other:?} is not a decision (approved or changes_requested)"),
+                ))
+            }
+        };
+        let meaning = match meaning.filter(|m| !m.is_empty()) {
+            None => None,
+            Some(text) => Some(SignatureMeaning::parse(text).ok_or_else(|| {
+                AppError::invalid("meaning", format!("{text:?} is not a meaning"))
+            })?),
+        };
+        Ok((decision, meaning))
+    }
+
+    /// What the page is told when signing revision `id` is refused.
+    pub(super) fn refusal(error: SignError, id: &RevisionId) -> AppError {
+        let message = error.to_string();
+        match error {
+            SignError::NotReviewer | SignError::OwnRevision => AppError::Forbidden {
+                needed: "reviewer (not the revision's author)".to_owned(),
+            },
+            SignError::AdminCannotSign => AppError::Forbidden {
+                needed: "reviewer (without admin: separation of duties)".to_owned(),
+            },
+            SignError::PasswordNotOwn => AppError::PasswordChangeRequired,
+            SignError::NoRevision(_) => AppError::NotFound(format!("revision {id}")),
+            SignError::NotVerified(_) | SignError::HeadMoved | SignError::ReproductionFailed => {
+                AppError::Conflict(message)
+            }
+            SignError::MeaningMissing => AppError::invalid("meaning", message),
+            SignError::CommentMissing | SignError::CommentTooLong => {
+                AppError::invalid("comment", message)
+            }
+            SignError::WrongPassword { .. } => AppError::invalid("password", message),
+            SignError::Locked { .. } => AppError::Locked(message),
+            SignError::Database(detail) => internal(detail),
+        }
+    }
 }
 
 /// Runs a Verified or Approved revision's retained result again in a fresh sandboxed R process

@@ -18,7 +18,7 @@ use crate::{
         db::Database,
         ledger::records_about,
         objects::ObjectStore,
-        repository::{get_revision, list_revisions, RevisionStatus},
+        repository::{get_revision, list_revisions, Revision, RevisionStatus},
     },
 };
 
@@ -271,43 +271,48 @@ pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
                 shown["evidence"] = serde_json::Value::Array(evidence);
                 println!("{}", serde_json::to_string_pretty(&shown)?);
             } else {
-                println!(
-                    "revision {} — {} (version {})",
-                    revision.id,
-                    revision.status.as_str(),
-                    revision.version
-                );
-                println!("spec hash:       {}", revision.spec_hash);
-                println!("script hash:     {}", revision.script_hash);
-                println!(
-                    "snapshot:        {} (hash {})",
-                    revision.snapshot_id, revision.snapshot_hash
-                );
-                println!(
-                    "request record:  {}",
-                    revision.request_hash.as_deref().unwrap_or("-")
-                );
-                println!(
-                    "image hash:      {}",
-                    revision.image_hash.as_deref().unwrap_or("pending")
-                );
-                println!(
-                    "analytical hash: {}",
-                    revision.analytical_hash.as_deref().unwrap_or("pending")
-                );
-                println!("created:         {}", revision.created_at);
-                println!("evidence ({} records, in ledger order):", evidence.len());
-                for record in &evidence {
-                    println!(
-                        "  #{:<5} {:<24} {}  {}",
-                        record["seq"].as_i64().unwrap_or_default(),
-                        record["kind"].as_str().unwrap_or_default(),
-                        &record["record_hash"].as_str().unwrap_or_default()[..16],
-                        record["summary"].as_str().unwrap_or_default()
-                    );
-                }
+                print_revision(&revision, &evidence);
             }
             Ok(())
         }
+    }
+}
+
+/// `adamviz revisions show`: the revision's hashes and its evidence records, one per line.
+fn print_revision(revision: &Revision, evidence: &[serde_json::Value]) {
+    println!(
+        "revision {} — {} (version {})",
+        revision.id,
+        revision.status.as_str(),
+        revision.version
+    );
+    println!("spec hash:       {}", revision.spec_hash);
+    println!("script hash:     {}", revision.script_hash);
+    println!(
+        "snapshot:        {} (hash {})",
+        revision.snapshot_id, revision.snapshot_hash
+    );
+    println!(
+        "request record:  {}",
+        revision.request_hash.as_deref().unwrap_or("-")
+    );
+    println!(
+        "image hash:      {}",
+        revision.image_hash.as_deref().unwrap_or("pending")
+    );
+    println!(
+        "analytical hash: {}",
+        revision.analytical_hash.as_deref().unwrap_or("pending")
+    );
+    println!("created:         {}", revision.created_at);
+    println!("evidence ({} records, in ledger order):", evidence.len());
+    for record in evidence {
+        println!(
+            "  #{:<5} {:<24} {}  {}",
+            record["seq"].as_i64().unwrap_or_default(),
+            record["kind"].as_str().unwrap_or_default(),
+            &record["record_hash"].as_str().unwrap_or_default()[..16],
+            record["summary"].as_str().unwrap_or_default()
+        );
     }
 }

@@ -128,24 +128,7 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
                 account.password_expires_at.as_deref().unwrap_or("?")
             );
         }
-        UsersCommand::List(data) => {
-            let database = open(&data.data_dir)?;
-            let connection = database.connection()?;
-            for account in accounts::list_accounts(&connection)? {
-                println!(
-                    "{:<24} {:<24} {}{}{}",
-                    account.name,
-                    roles_text(&account.roles),
-                    account.created_at,
-                    if account.disabled { "  disabled" } else { "" },
-                    if account.password_change_required {
-                        "  temporary password"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        }
+        UsersCommand::List(data) => list(&data.data_dir)?,
         UsersCommand::Disable { name, data } => {
             let database = open(&data.data_dir)?;
             let mut connection = database.connection()?;
@@ -175,6 +158,27 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
                 account.password_expires_at.as_deref().unwrap_or("?")
             );
         }
+    }
+    Ok(())
+}
+
+/// `adamviz users list`: one line per account, with its roles and state.
+fn list(data_dir: &std::path::Path) -> anyhow::Result<()> {
+    let database = open(data_dir)?;
+    let connection = database.connection()?;
+    for account in accounts::list_accounts(&connection)? {
+        println!(
+            "{:<24} {:<24} {}{}{}",
+            account.name,
+            roles_text(&account.roles),
+            account.created_at,
+            if account.disabled { "  disabled" } else { "" },
+            if account.password_change_required {
+                "  temporary password"
+            } else {
+                ""
+            }
+        );
     }
     Ok(())
 }

@@ -428,32 +428,11 @@ pub fn propose_draft(
     notes.extend([parameter_note, value]);
     let (treatment, treatment_note) = choose_treatment(&q, profile)?;
     notes.push(treatment_note);
-    // Visits: those named ("week 12", "baseline"), else every scheduled visit in order.
-    let visit_candidate = roles
-        .visit
-        .iter()
-        .find(|v| {
-            profile
-                .visit_levels
-                .iter()
-                .any(|l| l.column == v.label && !l.visits.is_empty())
-        })
-        .ok_or(MatchError::MissingRole {
-            role: "visit",
-            looked_for: "AVISIT, VISIT, ATPT (with values)",
-        })?;
-    let visits_of = profile
-        .visit_levels
-        .iter()
-        .find(|v| v.column == visit_candidate.label);
     let change_value = value_column == "CHG" || value_column == "PCHG";
-    let (visits, visit_words, visit_why) = choose_visits(&q, visits_of, change_value);
-    notes.push(note("visits", visit_words, visits.join(", "), visit_why));
-    let order_source = match visits_of.and_then(|v| v.order_column.clone()) {
-        Some(column) => VisitOrderSource::Column { column },
-        None => VisitOrderSource::AsListed,
-    };
-    let (filters, filters_note) = choose_filters(profile, &visits);
+    let (visit, visits_note) = choose_visit(&q, profile, change_value)?;
+    notes.push(visits_note);
+    let visits = &visit.visits;
+    let (filters, filters_note) = choose_filters(profile, visits);
     notes.push(filters_note);
     let y_scale = if q.iter().any(|w| w == "free") {
         notes.push(note(
@@ -490,11 +469,7 @@ pub fn propose_draft(
         title: default_title(parameter, &value_column),
         value_column,
         subject_column: subject_column.clone(),
-        visit: VisitChoice {
-            column: visit_candidate.label.clone(),
-            order_source,
-            visits,
-        },
+        visit,
         y_scale,
         unit,
         low_n: LowNPolicy {
@@ -503,6 +478,45 @@ pub fn propose_draft(
         },
     };
     Ok((spec, notes))
+}
+
+/// The visit column (the first with values) and its visits: those named ("week 12",
+/// "baseline"), else every scheduled visit in order.
+fn choose_visit(
+    q: &[String],
+    profile: &DatasetProfile,
+    change_value: bool,
+) -> Result<(VisitChoice, MatchNote), MatchError> {
+    let visit_candidate = profile
+        .roles
+        .visit
+        .iter()
+        .find(|v| {
+            profile
+                .visit_levels
+                .iter()
+                .any(|l| l.column == v.label && !l.visits.is_empty())
+        })
+        .ok_or(MatchError::MissingRole {
+            role: "visit",
+            looked_for: "AVISIT, VISIT, ATPT (with values)",
+        })?;
+    let visits_of = profile
+        .visit_levels
+        .iter()
+        .find(|v| v.column == visit_candidate.label);
+    let (visits, visit_words, visit_why) = choose_visits(q, visits_of, change_value);
+    let visits_note = note("visits", visit_words, visits.join(", "), visit_why);
+    let order_source = match visits_of.and_then(|v| v.order_column.clone()) {
+        Some(column) => VisitOrderSource::Column { column },
+        None => VisitOrderSource::AsListed,
+    };
+    let choice = VisitChoice {
+        column: visit_candidate.label.clone(),
+        order_source,
+        visits,
+    };
+    Ok((choice, visits_note))
 }
 
 /// A note: which words chose what for `field`, and why.
