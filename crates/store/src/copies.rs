@@ -212,9 +212,6 @@ pub fn fill_history(
 ) -> Result<(), CopyError> {
     let approved_records = template(connection, approved.0)?;
     let draft_records = template(connection, draft)?;
-    let is_approval = |kind: &str, body: &serde_json::Map<String, Value>| {
-        kind == "approval" || body.get("event").and_then(Value::as_str) == Some("approved")
-    };
     let numbers: Vec<usize> = (1..=count).collect();
     for chunk in numbers.chunks(500) {
         let transaction = connection.transaction()?;
@@ -226,74 +223,116 @@ pub fn fill_history(
                 .format("%Y-%m-%dT%H:%M:%S%.6fZ")
                 .to_string();
             let ids = (revision.as_str(), attempt.as_str());
+            let author = (author_id, author.as_str());
             match n % 4 {
-                0 => {
-                    let copies = copy_records(
-                        &transaction,
-                        &draft_records,
-                        ids,
-                        (author_id, &author),
-                        |_, _| true,
-                    )?;
-                    let request: String = transaction.query_row(
-                        "SELECT request_hash FROM revisions WHERE id = ?1",
-                        [draft.as_str()],
-                        |row| row.get(0),
-                    )?;
-                    transaction.execute(
-                        "INSERT INTO revisions (id, spec_hash, status, version, script_hash,
-                                snapshot_id, snapshot_hash, request_hash, created_at, inputs,
-                                author_name)
-                         SELECT ?2, spec_hash, 'draft', 1, script_hash, snapshot_id,
-                                snapshot_hash, ?3, ?4, inputs, ?5
-                         FROM revisions WHERE id = ?1",
-                        params![
-                            draft.as_str(),
-                            revision,
-                            copies.get(&request).cloned().unwrap_or(request),
-                            created_at,
-                            author
-                        ],
-                    )?;
-                }
-                kind => {
-                    let approve = kind == 3;
-                    let copies = copy_records(
-                        &transaction,
-                        &approved_records,
-                        ids,
-                        (author_id, &author),
-                        |kind, body| approve || !is_approval(kind, body),
-                    )?;
-                    copy_rows(
-                        &transaction,
-                        (approved.0.as_str(), approved.1),
-                        ids,
-                        &copies,
-                        (&author, &created_at),
-                    )?;
-                    if approve {
-                        transaction.execute(
-                            "UPDATE revisions SET status = 'approved', version = 3 WHERE id = ?1",
-                            [&revision],
-                        )?;
-                        // The copied approval's signing event, as the signing path writes it
-                        // (the audit replays every approval against the security log).
-                        transaction.execute(
-                            "INSERT INTO security_events
-                                 (at, event, account_id, account_name, outcome, detail)
-                             SELECT at, event, account_id, account_name, outcome,
-                                    ?2 || substr(detail, length(?1) + 1)
-                             FROM security_events
-                             WHERE event = 'signing' AND outcome = 'success'
-                               AND detail LIKE ?1 || ': approved%'",
-                            [approved.0.as_str(), revision.as_str()],
-                        )?;
-                    }
-                }
+                0 => copy_draft(
+                    &transaction,
+                    &draft_records,
+                    draft,
+                    ids,
+                    author,
+                    &created_at,
+                )?,
+                kind => copy_verified(
+                    &transaction,
+                    &approved_records,
+                    approved,
+                    ids,
+                    author,
+                    &created_at,
+                    kind == 3,
+                )?,
             }
         }
         transaction.commit()?;
+    }
+    Ok(())
+}
+
+/// One copy of the Draft revision `draft`: its records, then its row naming the copied request.
+fn copy_draft(
+    transaction: &Transaction<'_>,
+    records: &Template,
+    draft: &RevisionId,
+    (revision, attempt): (&str, &str),
+    (author_id, author): (i64, &str),
+    created_at: &str,
+) -> Result<(), CopyError> {
+    let copies = copy_records(
+        transaction,
+        records,
+        (revision, attempt),
+        (author_id, author),
+        |_, _| true,
+    )?;
+    let request: String = transaction.query_row(
+        "SELECT request_hash FROM revisions WHERE id = ?1",
+        [draft.as_str()],
+        |row| row.get(0),
+    )?;
+    transaction.execute(
+        "INSERT INTO revisions (id, spec_hash, status, version, script_hash,
+                snapshot_id, snapshot_hash, request_hash, created_at, inputs,
+                author_name)
+         SELECT ?2, spec_hash, 'draft', 1, script_hash, snapshot_id,
+                snapshot_hash, ?3, ?4, inputs, ?5
+         FROM revisions WHERE id = ?1",
+        params![
+            draft.as_str(),
+            revision,
+            copies.get(&request).cloned().unwrap_or(request),
+            created_at,
+            author
+        ],
+    )?;
+    Ok(())
+}
+
+/// One copy of the Approved revision `approved` (with its attempt): Verified, or with `approve`
+/// Approved with its signature and the signing event the audit replays.
+fn copy_verified(
+    transaction: &Transaction<'_>,
+    records: &Template,
+    approved: (&RevisionId, &str),
+    (revision, attempt): (&str, &str),
+    (author_id, author): (i64, &str),
+    created_at: &str,
+    approve: bool,
+) -> Result<(), CopyError> {
+    let is_approval = |kind: &str, body: &serde_json::Map<String, Value>| {
+        kind == "approval" || body.get("event").and_then(Value::as_str) == Some("approved")
+    };
+    let copies = copy_records(
+        transaction,
+        records,
+        (revision, attempt),
+        (author_id, author),
+        |kind, body| approve || !is_approval(kind, body),
+    )?;
+    copy_rows(
+        transaction,
+        (approved.0.as_str(), approved.1),
+        (revision, attempt),
+        &copies,
+        (author, created_at),
+    )?;
+    if approve {
+        transaction.execute(
+            "UPDATE revisions SET status = 'approved', version = 3 WHERE id = ?1",
+            [revision],
+        )?;
+        // The copied approval's signing event, as the signing path writes it (the audit
+        // replays every approval against the security log).
+        transaction.execute(
+            "INSERT INTO security_events
+                 (at, event, account_id, account_name, outcome, detail)
+             SELECT at, event, account_id, account_name, outcome,
+                    ?2 || substr(detail, length(?1) + 1)
+             FROM security_events
+             WHERE event = 'signing' AND outcome = 'success'
+               AND detail LIKE ?1 || ': approved%'",
+            [approved.0.as_str(), revision],
+        )?;
     }
     Ok(())
 }

@@ -167,14 +167,6 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
         .map(|f| Ok((text_of(table, &f.column, "filter")?, &f.values)))
         .collect::<Result<Vec<_>, SnapshotError>>()?;
     let (level_rank, visit_rank) = (ranks(&spec.treatment.levels), ranks(&spec.visit.visits));
-
-    struct Selected<'a> {
-        treatment: usize,
-        visit: usize,
-        subject: &'a str,
-        value: Option<f64>,
-        row: usize,
-    }
     let mut selected: Vec<Selected> = Vec::new();
     for row in 0..table.row_count {
         if codes.get(row) != Some(parameter.value.as_str()) || !record_test.keeps(row) {
@@ -213,6 +205,26 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
     });
 
     let columns = snapshot_columns(spec, order.map(|(name, _)| name));
+    let rows = snapshot_rows(spec, &selected, order.is_some().then_some(&order_value));
+    Ok(Snapshot { columns, rows })
+}
+
+/// A selected record: its panel and axis positions, its subject, its value and its row.
+struct Selected<'a> {
+    treatment: usize,
+    visit: usize,
+    subject: &'a str,
+    value: Option<f64>,
+    row: usize,
+}
+
+/// The snapshot's rows for the `selected` records in their order, with the visit order when
+/// there is an order column (`order_value`); every text shared rather than copied per row.
+fn snapshot_rows(
+    spec: &PlotSpec,
+    selected: &[Selected<'_>],
+    order_value: Option<&dyn Fn(usize) -> Option<f64>>,
+) -> Vec<Vec<SnapshotValue>> {
     let number = |value: Option<f64>| value.map_or(SnapshotValue::Missing, SnapshotValue::Number);
     let shared = |values: &[String]| -> Vec<Arc<str>> {
         values.iter().map(|v| Arc::from(v.as_str())).collect()
@@ -220,7 +232,7 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
     let (treatment_levels, visit_labels) =
         (shared(&spec.treatment.levels), shared(&spec.visit.visits));
     let mut subject_ids: HashMap<&str, Arc<str>> = HashMap::new();
-    let rows = selected
+    selected
         .iter()
         .map(|s| {
             let subject = subject_ids
@@ -232,14 +244,13 @@ pub fn take_snapshot(spec: &PlotSpec, table: &Table) -> Result<Snapshot, Snapsho
                 SnapshotValue::Text(treatment_levels[s.treatment].clone()),
                 SnapshotValue::Text(visit_labels[s.visit].clone()),
             ];
-            if order.is_some() {
+            if let Some(order_value) = order_value {
                 row.push(number(order_value(s.row)));
             }
             row.push(number(s.value));
             row
         })
-        .collect();
-    Ok(Snapshot { columns, rows })
+        .collect()
 }
 
 /// Each item's position in `items` (panel order, axis order).
