@@ -269,7 +269,7 @@ async fn read_inputs(
     retained: &Retained,
     script_id: Sha256Digest,
     snapshot_id: Sha256Digest,
-) -> Result<crate::runner::RunRequest, String> {
+) -> Result<crate::runner::RunRequest, RetainedReadError> {
     let objects = objects.clone();
     let (script, csv) = tokio::task::spawn_blocking(move || {
         Ok::<_, crate::store::objects::ObjectStoreError>((
@@ -278,9 +278,27 @@ async fn read_inputs(
         ))
     })
     .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
-    run_request_from(&retained.request, &retained.context, script, &csv).map_err(|e| e.to_string())
+    .map_err(|e| RetainedReadError::Interrupted(e.to_string()))??;
+    Ok(run_request_from(
+        &retained.request,
+        &retained.context,
+        script,
+        &csv,
+    )?)
+}
+
+/// Why the retained inputs of a revision cannot be run again.
+#[derive(Debug, thiserror::Error)]
+enum RetainedReadError {
+    /// A stored object is missing or no longer hashes to its name.
+    #[error(transparent)]
+    Objects(#[from] crate::store::objects::ObjectStoreError),
+    /// The snapshot or the request does not read back.
+    #[error(transparent)]
+    Inputs(#[from] crate::evidence::validate::RetainedInputError),
+    /// The read stopped before it answered.
+    #[error("the read stopped: {0}")]
+    Interrupted(String),
 }
 
 /// The hashes a reproduction's run gave.

@@ -193,7 +193,7 @@ pub(crate) fn read_archive<R: Read + Seek>(reader: &mut R) -> Result<Archive, Ar
             name: name.clone(),
             reason,
         };
-        let entry = inflate(&mut entry, &name, &mut buffer).map_err(failed)?;
+        let entry = inflate(&mut entry, &name, &mut buffer).map_err(|e| failed(e.to_string()))?;
         if files.insert(name.clone(), entry).is_some() {
             return Err(failed("appears twice".to_owned()));
         }
@@ -238,6 +238,28 @@ fn check_declared_sizes<R: Read + Seek>(
     Ok(())
 }
 
+/// Why an entry's bytes are refused as they are inflated.
+#[derive(Debug, thiserror::Error)]
+enum EntryRefusal {
+    /// Inflating failed (a bad stream, a CRC that does not match).
+    #[error("{0}")]
+    Read(std::io::Error),
+    /// More bytes than the entry declares.
+    #[error("inflates to more than the {declared} bytes it declares: refused")]
+    Larger {
+        /// What it declares.
+        declared: u64,
+    },
+    /// Fewer bytes than it declares.
+    #[error("holds {read} bytes, declares {declared}")]
+    Shorter {
+        /// What it holds.
+        read: u64,
+        /// What it declares.
+        declared: u64,
+    },
+}
+
 /// Inflates `entry` (named `name`) as a stream through `buffer`, hashing it and keeping its
 /// bytes when the validator reads them; never more than one byte beyond what it declares.
 /// `Err`: why the entry is refused.
@@ -245,14 +267,14 @@ fn inflate(
     entry: &mut zip::read::ZipFile<'_, impl Read>,
     name: &str,
     buffer: &mut [u8],
-) -> Result<Entry, String> {
+) -> Result<Entry, EntryRefusal> {
     let size = entry.size();
     let mut hasher = Sha256::new();
     let mut bytes = kept(name).then(|| Vec::with_capacity(size.min(1 << 20) as usize));
     let mut limited = entry.take(size + 1);
     let mut read: u64 = 0;
     loop {
-        let n = limited.read(buffer).map_err(|e| e.to_string())?;
+        let n = limited.read(buffer).map_err(EntryRefusal::Read)?;
         if n == 0 {
             break;
         }
@@ -263,12 +285,13 @@ fn inflate(
         }
     }
     if read > size {
-        return Err(format!(
-            "inflates to more than the {size} bytes it declares: refused"
-        ));
+        return Err(EntryRefusal::Larger { declared: size });
     }
     if read != size {
-        return Err(format!("holds {read} bytes, declares {size}"));
+        return Err(EntryRefusal::Shorter {
+            read,
+            declared: size,
+        });
     }
     Ok(Entry {
         sha256: hex::encode(hasher.finalize()),
