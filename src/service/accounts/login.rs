@@ -84,8 +84,20 @@ impl LoginAttempt<'_> {
         detail: &str,
     ) -> Result<(), LoginError> {
         let transaction = connection.unchecked_transaction()?;
+        self.count_in(&transaction, account_id, detail)?;
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// The refusal's row of the security log, in the caller's transaction.
+    fn count_in(
+        &self,
+        transaction: &Connection,
+        account_id: Option<i64>,
+        detail: &str,
+    ) -> Result<(), LoginError> {
         login_limits::count_event(
-            &transaction,
+            transaction,
             "login",
             account_id,
             self.name,
@@ -93,7 +105,6 @@ impl LoginAttempt<'_> {
             detail,
             self.now,
         )?;
-        transaction.commit()?;
         Ok(())
     }
 
@@ -128,15 +139,7 @@ impl LoginAttempt<'_> {
         detail: &str,
     ) -> Result<Option<String>, LoginError> {
         let transaction = connection.unchecked_transaction()?;
-        login_limits::count_event(
-            &transaction,
-            "login",
-            account_id,
-            self.name,
-            self.remote_addr,
-            detail,
-            self.now,
-        )?;
+        self.count_in(&transaction, account_id, detail)?;
         let locked = login_limits::count_failure(
             &transaction,
             account_id,
