@@ -238,25 +238,15 @@ fn send_with_progress(
             .flatten()
             .unwrap_or_default();
         set_progress.set(None);
-        if status == 200 {
-            match serde_json::from_str::<crate::domain::dataset::UploadOutcome>(&body) {
-                Ok(outcome) => {
-                    let d = &outcome.dataset;
-                    set_phase.set(Some(if outcome.new {
-                        format!("read {} rows × {} columns", d.rows, d.columns)
-                    } else {
-                        format!("already uploaded on {} by {}", d.uploaded_at, d.uploaded_by)
-                    }));
-                    navigate(&format!("/datasets/{}", d.content_hash), Default::default());
-                }
-                Err(error) => set_error.set(Some(format!("unexpected answer: {error}"))),
+        match upload_answer(status, &body) {
+            Ok((phase, page)) => {
+                set_phase.set(Some(phase));
+                navigate(&page, Default::default());
             }
-        } else {
-            set_phase.set(None);
-            let message = serde_json::from_str::<crate::api::error::AppError>(&body)
-                .map(|e| e.to_string())
-                .unwrap_or_else(|_| format!("the upload failed (HTTP {status})"));
-            set_error.set(Some(message));
+            Err(message) => {
+                set_phase.set(None);
+                set_error.set(Some(message));
+            }
         }
     });
     let on_error = Closure::<dyn FnMut()>::new(move || {
@@ -281,6 +271,26 @@ fn send_with_progress(
     on_error.forget();
     set_phase.set(Some("sending…".to_owned()));
     let _ = request.send_with_opt_form_data(Some(&data));
+}
+
+/// What the server's answer to an upload says: the phase to show and the dataset's page to
+/// open, or the refusal's message.
+#[cfg(feature = "hydrate")]
+fn upload_answer(status: u16, body: &str) -> Result<(String, String), String> {
+    if status != 200 {
+        return Err(serde_json::from_str::<crate::api::error::AppError>(body)
+            .map(|e| e.to_string())
+            .unwrap_or_else(|_| format!("the upload failed (HTTP {status})")));
+    }
+    let outcome = serde_json::from_str::<crate::domain::dataset::UploadOutcome>(body)
+        .map_err(|error| format!("unexpected answer: {error}"))?;
+    let d = &outcome.dataset;
+    let phase = if outcome.new {
+        format!("read {} rows × {} columns", d.rows, d.columns)
+    } else {
+        format!("already uploaded on {} by {}", d.uploaded_at, d.uploaded_by)
+    };
+    Ok((phase, format!("/datasets/{}", d.content_hash)))
 }
 
 /// The warnings as lines, with the per-parameter ones (several records per subject and visit,

@@ -98,19 +98,10 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
         draft_href: StoredValue::new(draft_href.clone()),
     };
     let filter_columns = view.filter_columns.clone();
-    let dataset_href = format!("/datasets/{hash}");
     view! {
         <Title text=format!("Draft: {}", view.question) />
         <section class="section draft">
-            <p class="breadcrumb"><a href=dataset_href>{format!("← {}", view.dataset.file_name)}</a></p>
-            <h1>"Draft: " {view.question.clone()}</h1>
-            {view.parent.clone().map(|parent| view! {
-                <p class="note revising">
-                    "Revising " <a href=format!("/revisions/{parent}")><code>{parent.clone()}</code></a>
-                    ": the new revision names it as its parent and needs its own approval; the parent keeps its own."
-                </p>
-            })}
-            <MatchNotes matches=view.matches.clone() />
+            <DraftHeading view=view.clone() />
             <div class="draft-layout">
                 <ActionForm action=confirm attr:class="confirm-form" attr:aria-label="Confirmation questions">
                     <input type="hidden" name="content_hash" value=hash.clone() />
@@ -147,6 +138,23 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                 <PreviewPane preview updating />
             </div>
         </section>
+    }
+}
+
+/// The draft's breadcrumb, title, the revision it revises and what the question's words chose.
+#[component]
+fn DraftHeading(view: DraftView) -> impl IntoView {
+    let dataset_href = format!("/datasets/{}", view.dataset.content_hash);
+    view! {
+        <p class="breadcrumb"><a href=dataset_href>{format!("← {}", view.dataset.file_name)}</a></p>
+        <h1>"Draft: " {view.question.clone()}</h1>
+        {view.parent.clone().map(|parent| view! {
+            <p class="note revising">
+                "Revising " <a href=format!("/revisions/{parent}")><code>{parent.clone()}</code></a>
+                ": the new revision names it as its parent and needs its own approval; the parent keeps its own."
+            </p>
+        })}
+        <MatchNotes matches=view.matches />
     }
 }
 

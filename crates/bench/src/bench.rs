@@ -34,6 +34,10 @@ use adamviz::{
     store::objects::ObjectStore,
 };
 
+mod snapshot;
+
+use snapshot::bench_snapshot;
+
 /// Options of `adamviz-bench ingest`.
 #[derive(Debug, Args)]
 pub struct IngestBenchArgs {
@@ -401,17 +405,6 @@ fn verdict(met: bool) -> &'static str {
     }
 }
 
-/// Calls `call` until 0.3 s have passed; returns bytes per second.
-fn throughput(bytes_per_call: usize, mut call: impl FnMut()) -> f64 {
-    let start = Instant::now();
-    let mut calls = 0u64;
-    while calls < 3 || start.elapsed() < Duration::from_millis(300) {
-        call();
-        calls += 1;
-    }
-    (bytes_per_call as f64 * calls as f64) / start.elapsed().as_secs_f64()
-}
-
 /// Runs `adamviz-bench ingest`, printing each figure as soon as it is measured.
 pub fn run_ingest(args: IngestBenchArgs) -> anyhow::Result<()> {
     if args.repeats == 0 || args.scale == 0 {
@@ -499,51 +492,17 @@ fn bench_readers(
         "1:1"
     )?;
     let inputs = [
-        (&args.xpt, "haven", "haven::read_xpt", 10.0, table.row_count),
-        (&csv, "fread", "data.table::fread", 1.0, table.row_count),
-        (&big_xpt, "haven", "haven::read_xpt", 10.0, big.row_count),
-        (&big_csv, "fread", "data.table::fread", 1.0, big.row_count),
+        (&args.xpt, "haven", table.row_count),
+        (&csv, "fread", table.row_count),
+        (&big_xpt, "haven", big.row_count),
+        (&big_csv, "fread", big.row_count),
     ];
     let mut fread_threads = 0;
-    for (path, reader, reader_name, speed_target, rows) in inputs {
-        let size = std::fs::metadata(path)?.len() as f64;
-        let figures = measure_adamviz(path, args.repeats)?;
-        let (seconds, peak) = (figures.warm_seconds, figures.peak_rss_bytes);
-        let r_all = measure_r(&args.rscript, reader, path, args.repeats, Cores::All)?;
+    for (path, reader, rows) in inputs {
+        let threads = bench_reader_row(args, path, reader, rows, out, targets)?;
         if reader == "fread" {
-            fread_threads = r_all.threads;
+            fread_threads = threads;
         }
-        // haven has no threads: pinned, it runs as it always does.
-        let r_one = measure_r(&args.rscript, reader, path, args.repeats, Cores::One)?;
-        let speed_up = r_all.median_seconds / seconds;
-        let one_to_one = r_one.median_seconds / figures.one_core_seconds;
-        let memory_ratio = peak as f64 / size;
-        let name = path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        writeln!(
-            out,
-            "{:<22} {:>9} {:>9} | {:>10.3} s {:>9.3} s {:>8} ({:.1}×) {:>10.3} s | {:<16} {:>7.3} s {:>7.3} s {:>12} | {:>7.1}× {:>7.1}×",
-            name,
-            megabytes(size),
-            rows,
-            seconds,
-            figures.cold_seconds,
-            megabytes(peak as f64),
-            memory_ratio,
-            figures.one_core_seconds,
-            reader_name,
-            r_all.median_seconds,
-            r_one.median_seconds,
-            megabytes(r_all.peak_rss_bytes),
-            speed_up,
-            one_to_one
-        )?;
-        targets.push(format!(
-            "{name}: upload + profile {speed_up:.1}× as fast as {reader_name} on every core, {one_to_one:.1}× on one core (target ≥ {speed_target}× each: {}); peak memory {memory_ratio:.1}× the file (target ≤ 3×: {})",
-            verdict(speed_up >= speed_target && one_to_one >= speed_target),
-            verdict(memory_ratio <= 3.0)
-        ));
     }
     writeln!(
         out,
@@ -552,58 +511,55 @@ fn bench_readers(
     Ok(())
 }
 
-/// Throughput of the snapshot hash on the ALT snapshot of the larger copy, against raw SHA-256
-/// of the same canonical bytes.
-fn bench_snapshot(
-    big: &Table,
-    content_hash: Sha256Digest,
+/// One row of the readers' table: adamviz and R's `reader` (haven or fread) on `path`, every
+/// core and one; returns the thread count R's reader used on every core.
+fn bench_reader_row(
+    args: &IngestBenchArgs,
+    path: &Path,
+    reader: &str,
+    rows: usize,
     out: &mut impl Write,
     targets: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    let profile = profile_table(big, content_hash, DEFAULT_LOW_N_THRESHOLD);
-    let spec = confirm_proposal("ALT over time by arm", &profile, big, content_hash)
-        .map_err(|refused| anyhow::anyhow!("on the larger copy: {refused}"))?;
-    let snapshot = take_snapshot(&spec, big)?;
-    let mut canonical = Vec::new();
-    write_canonical(&snapshot, &mut canonical)?;
-    // Seven interleaved windows per figure, medians reported: on this VM the rate of the
-    // two-thread pipeline swings with where the scheduler puts the threads.
-    let (mut canonical_rates, mut encoding_rates, mut raw_rates) = (vec![], vec![], vec![]);
-    for _ in 0..7 {
-        canonical_rates.push(throughput(canonical.len(), || {
-            std::hint::black_box(snapshot_hash(std::hint::black_box(&snapshot)));
-        }));
-        encoding_rates.push(throughput(canonical.len(), || {
-            write_canonical(std::hint::black_box(&snapshot), &mut std::io::sink())
-                .expect("writing to a sink never fails");
-        }));
-        raw_rates.push(throughput(canonical.len(), || {
-            std::hint::black_box(Sha256::digest(std::hint::black_box(&canonical)));
-        }));
-    }
-    let spread = |rates: &[f64]| {
-        let lowest = rates.iter().copied().fold(f64::INFINITY, f64::min);
-        let highest = rates.iter().copied().fold(0.0, f64::max);
-        format!("{:.0}–{:.0}", lowest / 1e6, highest / 1e6)
+) -> anyhow::Result<u32> {
+    let (reader_name, speed_target) = if reader == "fread" {
+        ("data.table::fread", 1.0)
+    } else {
+        ("haven::read_xpt", 10.0)
     };
-    let canonical_spread = spread(&canonical_rates);
-    let canonical_rate = median(canonical_rates);
-    let encoding_rate = median(encoding_rates);
-    let raw_rate = median(raw_rates);
-    let ratio = canonical_rate / raw_rate;
+    let size = std::fs::metadata(path)?.len() as f64;
+    let figures = measure_adamviz(path, args.repeats)?;
+    let (seconds, peak) = (figures.warm_seconds, figures.peak_rss_bytes);
+    let r_all = measure_r(&args.rscript, reader, path, args.repeats, Cores::All)?;
+    // haven has no threads: pinned, it runs as it always does.
+    let r_one = measure_r(&args.rscript, reader, path, args.repeats, Cores::One)?;
+    let speed_up = r_all.median_seconds / seconds;
+    let one_to_one = r_one.median_seconds / figures.one_core_seconds;
+    let memory_ratio = peak as f64 / size;
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     writeln!(
         out,
-        "\nsnapshot hash (ALT, {} records, {} canonical; medians of 7 windows): snapshot_hash {:.0} MB/s (range {canonical_spread}; encoding alone {:.0} MB/s); raw SHA-256 of the same bytes {:.0} MB/s; ratio {:.2}",
-        snapshot.rows.len(),
-        megabytes(canonical.len() as f64),
-        canonical_rate / 1e6,
-        encoding_rate / 1e6,
-        raw_rate / 1e6,
-        ratio
+        "{:<22} {:>9} {:>9} | {:>10.3} s {:>9.3} s {:>8} ({:.1}×) {:>10.3} s | {:<16} {:>7.3} s {:>7.3} s {:>12} | {:>7.1}× {:>7.1}×",
+        name,
+        megabytes(size),
+        rows,
+        seconds,
+        figures.cold_seconds,
+        megabytes(peak as f64),
+        memory_ratio,
+        figures.one_core_seconds,
+        reader_name,
+        r_all.median_seconds,
+        r_one.median_seconds,
+        megabytes(r_all.peak_rss_bytes),
+        speed_up,
+        one_to_one
     )?;
     targets.push(format!(
-        "snapshot hash throughput {ratio:.2}× raw SHA-256 (target ≥ 0.5×: {})",
-        verdict(ratio >= 0.5)
+        "{name}: upload + profile {speed_up:.1}× as fast as {reader_name} on every core, {one_to_one:.1}× on one core (target ≥ {speed_target}× each: {}); peak memory {memory_ratio:.1}× the file (target ≤ 3×: {})",
+        verdict(speed_up >= speed_target && one_to_one >= speed_target),
+        verdict(memory_ratio <= 3.0)
     ));
-    Ok(())
+    Ok(r_all.threads)
 }

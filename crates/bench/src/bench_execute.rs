@@ -5,7 +5,11 @@
 //! outputs read and hashed, clean-up); and the same with a warm pool of R processes started
 //! ahead of time. It prints the figures and the targets; it never fails because one is missed.
 
-use std::{path::PathBuf, process::Command, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::Instant,
+};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
@@ -17,7 +21,10 @@ use adamviz::{
     domain::profile::DEFAULT_LOW_N_THRESHOLD,
     ingest::{profile::profile_table, snapshot::write_csv},
     runner::{RunStatus, Runner, RunnerConfig},
-    service::{drafts::confirm_proposal, prepare::prepare_execution},
+    service::{
+        drafts::confirm_proposal,
+        prepare::{prepare_execution, PreparedExecution},
+    },
 };
 
 /// Options of `adamviz-bench execute`.
@@ -79,43 +86,9 @@ pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
         // process is up, so that its start-up does not compete with the timed runs.
         pooled.wait_for_pool(1).await;
         let out = work.path().join(format!("bare-{round}"));
-        let started = Instant::now();
-        let status = Command::new(&args.rscript)
-            .arg("--vanilla")
-            .arg(&script_path)
-            .arg(&csv_path)
-            .arg(&out)
-            .current_dir(work.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .with_context(|| format!("cannot start {}", args.rscript.display()))?;
-        let bare_s = started.elapsed().as_secs_f64();
-        if !status.success() {
-            bail!("the bare run failed: {status}");
-        }
-
-        let started = Instant::now();
-        let result = cold.run(prepared.run_request()).await;
-        let governed_s = started.elapsed().as_secs_f64();
-        if result.status != RunStatus::Succeeded {
-            bail!(
-                "the governed run failed: {:?}\n{}",
-                result.failure,
-                result.stderr.text
-            );
-        }
-
-        let started = Instant::now();
-        let result = pooled.run(prepared.run_request()).await;
-        let warm_s = started.elapsed().as_secs_f64();
-        if result.status != RunStatus::Succeeded || !result.pooled {
-            bail!(
-                "the pooled run failed: {:?}\n{}",
-                result.failure,
-                result.stderr.text
-            );
-        }
+        let bare_s = bare_run(&args.rscript, &script_path, &csv_path, &out, work.path())?;
+        let governed_s = governed_run(&cold, &prepared, "governed").await?;
+        let warm_s = governed_run(&pooled, &prepared, "pooled").await?;
         if round > 0 {
             println!(
                 "  round {round}: bare {bare_s:.3} s  governed {governed_s:.3} s  pooled {warm_s:.3} s"
@@ -125,29 +98,80 @@ pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
             warm.push(warm_s);
         }
     }
-    let bare_median = median(bare.clone());
-    let governed_median = median(governed.clone());
-    let warm_median = median(warm.clone());
+    print_summary(&bare, &governed, &warm);
+    Ok(())
+}
+
+/// One run of the script with plain `Rscript --vanilla`, no runner; its seconds.
+fn bare_run(
+    rscript: &Path,
+    script_path: &Path,
+    csv_path: &Path,
+    out: &Path,
+    dir: &Path,
+) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let status = Command::new(rscript)
+        .arg("--vanilla")
+        .arg(script_path)
+        .arg(csv_path)
+        .arg(out)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .with_context(|| format!("cannot start {}", rscript.display()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!("the bare run failed: {status}");
+    }
+    Ok(seconds)
+}
+
+/// One run through `runner` (a `pooled` one must have used its warm process); its seconds.
+async fn governed_run(
+    runner: &Runner,
+    prepared: &PreparedExecution,
+    what: &str,
+) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let result = runner.run(prepared.run_request()).await;
+    let seconds = started.elapsed().as_secs_f64();
+    let pool_kept = what != "pooled" || result.pooled;
+    if result.status != RunStatus::Succeeded || !pool_kept {
+        bail!(
+            "the {what} run failed: {:?}\n{}",
+            result.failure,
+            result.stderr.text
+        );
+    }
+    Ok(seconds)
+}
+
+/// The medians, best times and ratios against the bare run, with their targets.
+fn print_summary(bare: &[f64], governed: &[f64], warm: &[f64]) {
+    let bare_median = median(bare.to_vec());
+    let governed_median = median(governed.to_vec());
+    let warm_median = median(warm.to_vec());
     let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     println!();
     println!("| run | median | best | × bare (median) | target |");
     println!("|---|---|---|---|---|");
     println!(
         "| bare `Rscript --vanilla script.R snapshot.csv` | {bare_median:.3} s | {:.3} s | 1.00 | |",
-        min(&bare)
+        min(bare)
     );
     let verdict = |ratio: f64, target: f64| if ratio <= target { "met" } else { "MISSED" };
     let governed_ratio = governed_median / bare_median;
     println!(
         "| governed (runner, no pool) | {governed_median:.3} s | {:.3} s | {governed_ratio:.2} | ≤ 1.15 — {} |",
-        min(&governed),
+        min(governed),
         verdict(governed_ratio, 1.15)
     );
     let warm_ratio = warm_median / bare_median;
     println!(
         "| governed, warm pool | {warm_median:.3} s | {:.3} s | {warm_ratio:.2} | ≤ 0.70 — {} |",
-        min(&warm),
+        min(warm),
         verdict(warm_ratio, 0.70)
     );
-    Ok(())
 }

@@ -9,6 +9,7 @@
 //! `csv/number.rs`.
 
 mod cells;
+mod lines;
 mod number;
 mod records;
 
@@ -219,9 +220,34 @@ pub fn read_csv_tuned(bytes: &[u8], tuning: CsvTuning) -> Result<Table, CsvError
 
 /// Reads the CSV text `body` (after the byte-order mark).
 fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
-    // 2. The header row, no longer than a record may be: it is read from the first
-    // MAX_RECORD_BYTES + 1 bytes only, and its fields are counted before any is kept (a header
-    // of millions of empty names would otherwise take memory for each before being refused).
+    let (header, header_end) = read_header(body)?;
+    // 3. The records. Every cell is interned as text first: a column's distinct values are
+    // then typed once each, instead of parsing every cell as a number.
+    let (first, second) = read_records(body, &header, header_end, tuning)?;
+    let row_count = first.first().map_or(0, ColumnCells::len)
+        + second
+            .as_ref()
+            .and_then(|s| s.first())
+            .map_or(0, ColumnCells::len);
+    if row_count == 0 {
+        return Err(CsvError::NoRows);
+    }
+    let columns = join_and_type(body, header, first, second)?;
+    Ok(Table {
+        source_format: SourceFormat::Csv,
+        dataset_name: None,
+        dataset_label: None,
+        columns,
+        row_count,
+    })
+}
+
+/// Step 2, the header row's names and where it ends (the reader skips blank lines before it:
+/// a split of the file must come after it). The row may be no longer than a record: it is read
+/// from the first MAX_RECORD_BYTES + 1 bytes only, and its fields are counted before any is
+/// kept (a header of millions of empty names would otherwise take memory for each before being
+/// refused).
+fn read_header(body: &[u8]) -> Result<(Vec<String>, usize), CsvError> {
     let header_window = &body[..body.len().min(MAX_RECORD_BYTES + 1)];
     let whole_text = body.len() <= MAX_RECORD_BYTES;
     let Some(columns) = header_field_count(header_window, whole_text) else {
@@ -249,49 +275,41 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         .iter()
         .map(str::to_owned)
         .collect();
-    // Where the header record ends (the reader skips blank lines before it): a split of the
-    // file must come after it.
     let header_end = header_reader.position().byte() as usize;
     // The first problem in header order: an empty name, or a name given twice.
     let empty = header.iter().position(|name| name.trim().is_empty());
     let duplicate = first_duplicate(header.iter().map(String::as_str));
     match (empty, duplicate) {
         (Some(position), duplicate) if duplicate.is_none_or(|(_, second)| position < second) => {
-            return Err(CsvError::EmptyColumnName {
+            Err(CsvError::EmptyColumnName {
                 position: position + 1,
             })
         }
-        (_, Some((first, second))) => {
-            return Err(CsvError::DuplicateColumnName {
-                name: header[second].clone(),
-                first: first + 1,
-                second: second + 1,
-            })
-        }
-        _ => {}
+        (_, Some((first, second))) => Err(CsvError::DuplicateColumnName {
+            name: header[second].clone(),
+            first: first + 1,
+            second: second + 1,
+        }),
+        _ => Ok((header, header_end)),
     }
-    // 3. The records. Every cell is interned as text first: a column's distinct values are
-    // then typed once each, instead of parsing every cell as a number.
-    let (first, second) = read_records(body, &header, header_end, tuning)?;
-    let row_count = first.first().map_or(0, ColumnCells::len)
-        + second
-            .as_ref()
-            .and_then(|s| s.first())
-            .map_or(0, ColumnCells::len);
-    if row_count == 0 {
-        return Err(CsvError::NoRows);
-    }
+}
 
-    // 4. Join the halves and type each column, the columns shared out over the cores. The
-    // first error in column order is reported, as a column-by-column pass would.
-    // `read_records` gave both halves of a column the same form.
+/// Step 4: join the halves and type each column, the columns shared out over the cores. The
+/// first error in column order is reported, as a column-by-column pass would. `read_records`
+/// gave both halves of a column the same form.
+fn join_and_type(
+    body: &[u8],
+    header: Vec<String>,
+    first: Vec<ColumnCells>,
+    second: Option<Vec<ColumnCells>>,
+) -> Result<Vec<Column>, CsvError> {
     let mut second = second.map(Vec::into_iter);
     let pieces: Vec<(String, ColumnCells, Option<ColumnCells>)> = header
         .into_iter()
         .zip(first)
         .map(|(name, first)| (name, first, second.as_mut().and_then(Iterator::next)))
         .collect();
-    let columns = map_in_parallel(pieces, |(name, first, rest)| match (first, rest) {
+    map_in_parallel(pieces, |(name, first, rest)| match (first, rest) {
         (ColumnCells::Numbers(mut numbers), rest) => {
             match rest {
                 Some(ColumnCells::Numbers(rest)) => numbers.append(rest),
@@ -315,14 +333,7 @@ fn read_valid_csv(body: &[u8], tuning: CsvTuning) -> Result<Table, CsvError> {
         }
     })
     .into_iter()
-    .collect::<Result<Vec<_>, _>>()?;
-    Ok(Table {
-        source_format: SourceFormat::Csv,
-        dataset_name: None,
-        dataset_label: None,
-        columns,
-        row_count,
-    })
+    .collect()
 }
 
 /// The first name equal to an earlier one, as (earlier position, its position), 0-based. Each

@@ -56,73 +56,9 @@ fn round1(value: f64) -> f64 {
 pub fn generate_demo_table(subjects_per_arm: usize) -> Table {
     let mut rng = SplitMix64(0x000A_DA4D_1A95);
     let mut rows: Vec<[Cell; 16]> = Vec::new();
-    for (arm_index, (arm, dose)) in ARMS.iter().enumerate() {
+    for arm_index in 0..ARMS.len() {
         for subject in 1..=subjects_per_arm {
-            let usubjid = format!("DEMO-{}{subject:03}", arm_index + 1);
-            let safety = if subject == subjects_per_arm {
-                "N"
-            } else {
-                "Y"
-            };
-            // Drop out after a visit with a small chance, more often on the high dose.
-            let dropout_visit = (1..VISITS.len())
-                .find(|_| rng.uniform() < 0.06 + 0.03 * arm_index as f64)
-                .unwrap_or(VISITS.len());
-            let start_day = 19_000.0 + (rng.uniform() * 200.0).floor();
-            for (code, label, typical, spread, drift) in PARAMETERS {
-                let baseline = round1((typical + spread * rng.normal()).max(typical * 0.3));
-                for (visit_index, (visit, visit_number, day)) in VISITS.iter().enumerate() {
-                    if visit_index >= dropout_visit {
-                        break;
-                    }
-                    let is_baseline = visit_index == 0;
-                    let value = if is_baseline {
-                        baseline
-                    } else {
-                        round1(
-                            (baseline
-                                + drift * dose / 27.0 * visit_index as f64
-                                + spread * 0.5 * rng.normal())
-                            .max(typical * 0.2),
-                        )
-                    };
-                    // One value in forty is not reported: a missing AVAL the plot must count.
-                    let reported = is_baseline || rng.uniform() >= 0.025;
-                    rows.push([
-                        Cell::Text("ADAMVIZ-DEMO".into()),
-                        Cell::Text(usubjid.clone()),
-                        Cell::Text((*arm).into()),
-                        Cell::Number(*dose),
-                        Cell::Text(safety.into()),
-                        Cell::Text(code.into()),
-                        Cell::Text(label.into()),
-                        Cell::Text((*visit).into()),
-                        Cell::Number(*visit_number),
-                        Cell::Number(start_day + day),
-                        if reported {
-                            Cell::Number(value)
-                        } else {
-                            Cell::Missing
-                        },
-                        Cell::Number(baseline),
-                        if is_baseline || !reported {
-                            Cell::Missing
-                        } else {
-                            Cell::Number(round1(value - baseline))
-                        },
-                        Cell::Text(if is_baseline { "Y" } else { "" }.into()),
-                        Cell::Text(if is_baseline { "" } else { "Y" }.into()),
-                        Cell::Text(
-                            label
-                                .rsplit('(')
-                                .next()
-                                .unwrap_or("")
-                                .trim_end_matches(')')
-                                .into(),
-                        ),
-                    ]);
-                }
-            }
+            subject_rows(&mut rng, &mut rows, arm_index, subject, subjects_per_arm);
         }
     }
     let columns = columns_of(&rows);
@@ -132,6 +68,83 @@ pub fn generate_demo_table(subjects_per_arm: usize) -> Table {
         dataset_label: Some("Synthetic Laboratory Data (adamviz demo)".to_owned()),
         row_count: rows.len(),
         columns,
+    }
+}
+
+/// The records of one subject of arm `arm_index`: every parameter at every visit up to a
+/// random dropout, values drifting with the dose.
+fn subject_rows(
+    rng: &mut SplitMix64,
+    rows: &mut Vec<[Cell; 16]>,
+    arm_index: usize,
+    subject: usize,
+    subjects_per_arm: usize,
+) {
+    let (arm, dose) = &ARMS[arm_index];
+    let usubjid = format!("DEMO-{}{subject:03}", arm_index + 1);
+    let safety = if subject == subjects_per_arm {
+        "N"
+    } else {
+        "Y"
+    };
+    // Drop out after a visit with a small chance, more often on the high dose.
+    let dropout_visit = (1..VISITS.len())
+        .find(|_| rng.uniform() < 0.06 + 0.03 * arm_index as f64)
+        .unwrap_or(VISITS.len());
+    let start_day = 19_000.0 + (rng.uniform() * 200.0).floor();
+    for (code, label, typical, spread, drift) in PARAMETERS {
+        let baseline = round1((typical + spread * rng.normal()).max(typical * 0.3));
+        for (visit_index, (visit, visit_number, day)) in VISITS.iter().enumerate() {
+            if visit_index >= dropout_visit {
+                break;
+            }
+            let is_baseline = visit_index == 0;
+            let value = if is_baseline {
+                baseline
+            } else {
+                round1(
+                    (baseline
+                        + drift * dose / 27.0 * visit_index as f64
+                        + spread * 0.5 * rng.normal())
+                    .max(typical * 0.2),
+                )
+            };
+            // One value in forty is not reported: a missing AVAL the plot must count.
+            let reported = is_baseline || rng.uniform() >= 0.025;
+            rows.push([
+                Cell::Text("ADAMVIZ-DEMO".into()),
+                Cell::Text(usubjid.clone()),
+                Cell::Text((*arm).into()),
+                Cell::Number(*dose),
+                Cell::Text(safety.into()),
+                Cell::Text(code.into()),
+                Cell::Text(label.into()),
+                Cell::Text((*visit).into()),
+                Cell::Number(*visit_number),
+                Cell::Number(start_day + day),
+                if reported {
+                    Cell::Number(value)
+                } else {
+                    Cell::Missing
+                },
+                Cell::Number(baseline),
+                if is_baseline || !reported {
+                    Cell::Missing
+                } else {
+                    Cell::Number(round1(value - baseline))
+                },
+                Cell::Text(if is_baseline { "Y" } else { "" }.into()),
+                Cell::Text(if is_baseline { "" } else { "Y" }.into()),
+                Cell::Text(
+                    label
+                        .rsplit('(')
+                        .next()
+                        .unwrap_or("")
+                        .trim_end_matches(')')
+                        .into(),
+                ),
+            ]);
+        }
     }
 }
 

@@ -13,6 +13,12 @@ use super::table::{
     Column, ColumnData, NumericCell, NumericValues, SasMissing, SourceFormat, Table, TextBuilder,
 };
 
+mod error;
+mod ibm;
+
+pub use error::{VariableProblem, XptError};
+pub use ibm::{ibm_to_numeric, numeric_to_ibm};
+
 /// Every XPORT record is this long.
 const RECORD: usize = 80;
 const LIBRARY_HEADER: &[u8] =
@@ -22,128 +28,6 @@ const MEMBER_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******MEMBER  HEADER RECORD!
 const DESCRIPTOR_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******DSCRPTR HEADER RECORD!!!!!!!";
 const NAMESTR_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******NAMESTR HEADER RECORD!!!!!!!";
 const OBS_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******OBS     HEADER RECORD!!!!!!!";
-
-/// Why an XPORT file could not be read. Offsets are byte offsets from the start of the file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum XptError {
-    /// The table would need more memory than the read may use; nothing was allocated.
-    #[error("the SAS XPORT data set has {rows} observations of {variables} variables: its table needs about {needed_bytes} bytes, more than the {budget_bytes} bytes a read may use (8× the file or 4 GiB, whichever is less, unless configured otherwise)")]
-    TableTooLarge {
-        /// Observations, from the file's length and the observation length.
-        rows: usize,
-        /// Variables, from the member header.
-        variables: usize,
-        /// rows × variables × 8.
-        needed_bytes: u64,
-        /// The budget.
-        budget_bytes: u64,
-    },
-    /// The first record is not the XPORT v5 library header.
-    #[error("not a SAS XPORT v5 file: the first 80 bytes are not the library header record")]
-    NotXport,
-    /// An XPORT version 8 file (long names), which this reader does not accept.
-    #[error("SAS XPORT version 8 (LIBV8) is not supported; export the dataset as XPORT version 5")]
-    Version8,
-    /// The file length is not a whole number of 80-byte records.
-    #[error(
-        "SAS XPORT file is truncated or corrupt: its length {length} bytes is not a multiple of 80"
-    )]
-    NotWholeRecords {
-        /// File length in bytes.
-        length: usize,
-    },
-    /// The file ends before a record that must be there.
-    #[error("SAS XPORT file is truncated: the {expected} is missing at byte {offset} (file length {length})")]
-    Truncated {
-        /// What was expected.
-        expected: &'static str,
-        /// Where it was expected.
-        offset: usize,
-        /// File length in bytes.
-        length: usize,
-    },
-    /// A header record is not the one the layout requires at this place.
-    #[error("SAS XPORT file is corrupt: expected the {expected} at byte {offset}")]
-    UnexpectedRecord {
-        /// What was expected.
-        expected: &'static str,
-        /// Where.
-        offset: usize,
-    },
-    /// A number field in a header record is not a decimal number in range.
-    #[error("SAS XPORT file is corrupt: the {field} at byte {offset} is not a valid number")]
-    BadHeaderNumber {
-        /// Which field.
-        field: &'static str,
-        /// Where.
-        offset: usize,
-    },
-    /// A variable descriptor (namestr) is inconsistent.
-    #[error(
-        "SAS XPORT file is corrupt: variable {index} (descriptor at byte {offset}): {problem}"
-    )]
-    BadVariable {
-        /// 1-based variable number.
-        index: usize,
-        /// Where its descriptor starts.
-        offset: usize,
-        /// What is wrong.
-        problem: VariableProblem,
-    },
-    /// Two variables have the same name.
-    #[error("SAS XPORT file has two variables named {name:?} (variables {first} and {second})")]
-    DuplicateName {
-        /// The name.
-        name: String,
-        /// 1-based number of the first.
-        first: usize,
-        /// 1-based number of the second.
-        second: usize,
-    },
-    /// The file holds more than one dataset.
-    #[error("SAS XPORT file holds a second dataset (member header at byte {offset}); upload one dataset per file")]
-    SeveralMembers {
-        /// Where the second member starts.
-        offset: usize,
-    },
-    /// The bytes after the last whole observation are not blank padding.
-    #[error("SAS XPORT file is truncated or corrupt: {trailing} bytes after the last whole {row_length}-byte observation are not blank padding")]
-    PartialObservation {
-        /// Length of one observation.
-        row_length: usize,
-        /// Bytes left over.
-        trailing: usize,
-    },
-}
-
-/// What is wrong with a variable descriptor.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VariableProblem {
-    /// Type code other than 1 (numeric) or 2 (character).
-    #[error("type code {0} is neither 1 (numeric) nor 2 (character)")]
-    UnknownType(i16),
-    /// Numeric length outside 2–8.
-    #[error("numeric length {0} is outside 2..=8")]
-    NumericLength(i16),
-    /// Character length outside 1–200.
-    #[error("character length {0} is outside 1..=200")]
-    CharacterLength(i16),
-    /// The name is blank or not printable ASCII.
-    #[error("the name is blank or not printable ASCII")]
-    BadName,
-    /// The value lies outside the observation.
-    #[error(
-        "position {position} + length {length} lies outside the {row_length}-byte observation"
-    )]
-    OutsideObservation {
-        /// Offset within the observation.
-        position: i32,
-        /// Length.
-        length: i16,
-        /// Length of one observation.
-        row_length: usize,
-    },
-}
 
 /// One variable as its namestr describes it.
 struct Variable {
@@ -180,127 +64,158 @@ pub fn read_xpt(bytes: &[u8]) -> Result<Table, XptError> {
 /// Reads the one dataset of an XPORT v5 file; a table larger than `budget` is refused before
 /// its columns are allocated.
 pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptError> {
-    // 1. Library header: identifies the format (v8 is refused by name).
-    if bytes.len() < RECORD || &bytes[..RECORD] != LIBRARY_HEADER {
-        if bytes.starts_with(LIBRARY_HEADER_V8) {
-            return Err(XptError::Version8);
-        }
-        return Err(XptError::NotXport);
-    }
-    // 2. The whole file is 80-byte records; a cut file almost always breaks this.
-    if !bytes.len().is_multiple_of(RECORD) {
-        return Err(XptError::NotWholeRecords {
-            length: bytes.len(),
-        });
-    }
-    let record = |offset: usize, expected: &'static str| -> Result<&[u8], XptError> {
-        bytes
-            .get(offset..offset + RECORD)
-            .ok_or(XptError::Truncated {
-                expected,
-                offset,
-                length: bytes.len(),
-            })
-    };
-    // 3. Two library records (SAS version, dates), then the member header with the namestr size.
-    record(80, "first library record")?;
-    record(160, "second library record")?;
-    let member = record(240, "member header record")?;
-    if !member.starts_with(MEMBER_HEADER_PREFIX) {
-        return Err(XptError::UnexpectedRecord {
-            expected: "member header record",
-            offset: 240,
-        });
-    }
-    let namestr_length = match &member[74..78] {
-        b"0140" => 140,
-        b"0136" => 136,
-        _ => {
-            return Err(XptError::BadHeaderNumber {
-                field: "descriptor length",
-                offset: 240 + 74,
-            })
-        }
-    };
-    if !record(320, "descriptor header record")?.starts_with(DESCRIPTOR_HEADER_PREFIX) {
-        return Err(XptError::UnexpectedRecord {
-            expected: "descriptor header record",
-            offset: 320,
-        });
-    }
-    // 4. Member records: dataset name and label.
-    let member_data = record(400, "member data record")?;
-    let dataset_name = text_field(&member_data[8..16]);
-    let member_data_2 = record(480, "second member data record")?;
-    let dataset_label = text_field(&member_data_2[32..72]);
-    // 5. Namestr header: the number of variables, then one namestr per variable.
-    let namestr_header = record(560, "namestr header record")?;
-    if !namestr_header.starts_with(NAMESTR_HEADER_PREFIX) {
-        return Err(XptError::UnexpectedRecord {
-            expected: "namestr header record",
-            offset: 560,
-        });
-    }
-    let variable_count = std::str::from_utf8(&namestr_header[54..58])
-        .ok()
-        .and_then(|digits| digits.parse::<usize>().ok())
-        .ok_or(XptError::BadHeaderNumber {
-            field: "variable count",
-            offset: 560 + 54,
-        })?;
-    let namestr_start = 640;
-    let namestr_end = namestr_start + variable_count * namestr_length;
-    if namestr_end > bytes.len() {
-        return Err(XptError::Truncated {
-            expected: "variable descriptors",
-            offset: namestr_start,
-            length: bytes.len(),
-        });
-    }
-    let variables = read_variables(
-        &bytes[namestr_start..namestr_end],
-        namestr_start,
-        namestr_length,
-    )?;
-    let row_length: usize = variables.iter().map(|v| v.length).sum();
-    // 6. Observation header, then observations up to the end (or a second member, refused).
-    let obs_header_offset = namestr_end.div_ceil(RECORD) * RECORD;
-    if !record(obs_header_offset, "observation header record")?.starts_with(OBS_HEADER_PREFIX) {
-        return Err(XptError::UnexpectedRecord {
-            expected: "observation header record",
-            offset: obs_header_offset,
-        });
-    }
-    let data_start = obs_header_offset + RECORD;
-    if let Some(second) = memchr::memmem::find_iter(&bytes[data_start..], MEMBER_HEADER_PREFIX)
-        .map(|at| data_start + at)
-        .find(|offset| (offset - data_start).is_multiple_of(RECORD))
-    {
-        return Err(XptError::SeveralMembers { offset: second });
-    }
-    let data = &bytes[data_start..];
+    let file = XptFile::check(bytes)?;
+    let member = file.member()?;
+    let row_length: usize = member.variables.iter().map(|v| v.length).sum();
+    let data = file.observations(member.namestr_end)?;
     let row_count = observation_count(data, row_length)?;
     let needed_bytes = (row_count as u64)
-        .saturating_mul(variables.len() as u64)
+        .saturating_mul(member.variables.len() as u64)
         .saturating_mul(8);
     if needed_bytes > budget.bytes {
         return Err(XptError::TableTooLarge {
             rows: row_count,
-            variables: variables.len(),
+            variables: member.variables.len(),
             needed_bytes,
             budget_bytes: budget.bytes,
         });
     }
-
     // 7. Decode every value of every variable.
-    let columns = decode_columns(data, row_length, row_count, variables);
+    let columns = decode_columns(data, row_length, row_count, member.variables);
     Ok(Table {
         source_format: SourceFormat::Xpt,
-        dataset_name,
-        dataset_label,
+        dataset_name: member.dataset_name,
+        dataset_label: member.dataset_label,
         columns,
         row_count,
     })
+}
+
+/// An XPORT file whose library header and record framing have been checked.
+struct XptFile<'a> {
+    bytes: &'a [u8],
+}
+
+/// The member header of the file's one dataset.
+struct MemberHeader {
+    dataset_name: Option<String>,
+    dataset_label: Option<String>,
+    variables: Vec<Variable>,
+    /// Where the last namestr ends (the observation header follows at the next record).
+    namestr_end: usize,
+}
+
+impl<'a> XptFile<'a> {
+    /// Steps 1–2: the library header identifies the format (v8 is refused by name), and the
+    /// whole file is 80-byte records (a cut file almost always breaks this).
+    fn check(bytes: &'a [u8]) -> Result<Self, XptError> {
+        if bytes.len() < RECORD || &bytes[..RECORD] != LIBRARY_HEADER {
+            if bytes.starts_with(LIBRARY_HEADER_V8) {
+                return Err(XptError::Version8);
+            }
+            return Err(XptError::NotXport);
+        }
+        if !bytes.len().is_multiple_of(RECORD) {
+            return Err(XptError::NotWholeRecords {
+                length: bytes.len(),
+            });
+        }
+        Ok(Self { bytes })
+    }
+
+    /// The 80-byte record at `offset`, or which record the file was cut before.
+    fn record(&self, offset: usize, expected: &'static str) -> Result<&'a [u8], XptError> {
+        self.bytes
+            .get(offset..offset + RECORD)
+            .ok_or(XptError::Truncated {
+                expected,
+                offset,
+                length: self.bytes.len(),
+            })
+    }
+
+    /// The record at `offset`, which must be the header record starting with `prefix`.
+    fn header(
+        &self,
+        offset: usize,
+        prefix: &[u8],
+        expected: &'static str,
+    ) -> Result<&'a [u8], XptError> {
+        let record = self.record(offset, expected)?;
+        if !record.starts_with(prefix) {
+            return Err(XptError::UnexpectedRecord { expected, offset });
+        }
+        Ok(record)
+    }
+
+    /// Steps 3–5: the library records, the member header (with the namestr size), the member's
+    /// name and label, and one namestr per variable.
+    fn member(&self) -> Result<MemberHeader, XptError> {
+        self.record(80, "first library record")?;
+        self.record(160, "second library record")?;
+        let member = self.header(240, MEMBER_HEADER_PREFIX, "member header record")?;
+        let namestr_length = match &member[74..78] {
+            b"0140" => 140,
+            b"0136" => 136,
+            _ => {
+                return Err(XptError::BadHeaderNumber {
+                    field: "descriptor length",
+                    offset: 240 + 74,
+                })
+            }
+        };
+        self.header(320, DESCRIPTOR_HEADER_PREFIX, "descriptor header record")?;
+        let dataset_name = text_field(&self.record(400, "member data record")?[8..16]);
+        let dataset_label = text_field(&self.record(480, "second member data record")?[32..72]);
+        let namestr_header = self.header(560, NAMESTR_HEADER_PREFIX, "namestr header record")?;
+        let variable_count = std::str::from_utf8(&namestr_header[54..58])
+            .ok()
+            .and_then(|digits| digits.parse::<usize>().ok())
+            .ok_or(XptError::BadHeaderNumber {
+                field: "variable count",
+                offset: 560 + 54,
+            })?;
+        let namestr_start = 640;
+        let namestr_end = namestr_start + variable_count * namestr_length;
+        if namestr_end > self.bytes.len() {
+            return Err(XptError::Truncated {
+                expected: "variable descriptors",
+                offset: namestr_start,
+                length: self.bytes.len(),
+            });
+        }
+        let variables = read_variables(
+            &self.bytes[namestr_start..namestr_end],
+            namestr_start,
+            namestr_length,
+        )?;
+        Ok(MemberHeader {
+            dataset_name,
+            dataset_label,
+            variables,
+            namestr_end,
+        })
+    }
+
+    /// Step 6: the observation header, then the observations up to the end of the file (a
+    /// second member is refused).
+    fn observations(&self, namestr_end: usize) -> Result<&'a [u8], XptError> {
+        let obs_header_offset = namestr_end.div_ceil(RECORD) * RECORD;
+        self.header(
+            obs_header_offset,
+            OBS_HEADER_PREFIX,
+            "observation header record",
+        )?;
+        let data_start = obs_header_offset + RECORD;
+        if let Some(second) =
+            memchr::memmem::find_iter(&self.bytes[data_start..], MEMBER_HEADER_PREFIX)
+                .map(|at| data_start + at)
+                .find(|offset| (offset - data_start).is_multiple_of(RECORD))
+        {
+            return Err(XptError::SeveralMembers { offset: second });
+        }
+        Ok(&self.bytes[data_start..])
+    }
 }
 
 /// The variables described by `descriptors` (namestrs of `namestr_length` bytes, the first at
@@ -568,73 +483,4 @@ fn trimmed_text(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
 /// Latin-1 (older SAS sessions write it), which decodes every byte.
 fn text_field(bytes: &[u8]) -> Option<String> {
     trimmed_text(bytes).map(std::borrow::Cow::into_owned)
-}
-
-/// Converts a 2–8 byte IBM hexadecimal float (missing markers included) to a cell.
-///
-/// value = (-1)^sign × 0.mantissa(56 bits) × 16^(exponent − 64). The 56-bit mantissa is rounded
-/// to f64 once (round half to even) and scaled by an exact power of two, so the result is the
-/// correctly rounded double of the stored number.
-pub fn ibm_to_numeric(field: &[u8]) -> NumericCell {
-    // Nearly every field is 8 bytes: take those with one load instead of a variable-length copy.
-    let bytes: [u8; 8] = match <[u8; 8]>::try_from(field) {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            let mut bytes = [0u8; 8];
-            bytes[..field.len()].copy_from_slice(field);
-            bytes
-        }
-    };
-    if bytes[1..].iter().all(|&b| b == 0) {
-        if let Some(missing) = SasMissing::from_marker(bytes[0]) {
-            return NumericCell::Missing(missing);
-        }
-    }
-    let negative = bytes[0] & 0x80 != 0;
-    let exponent = i32::from(bytes[0] & 0x7f) - 64;
-    let mantissa = u64::from_be_bytes([
-        0, bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-    ]);
-    if mantissa == 0 {
-        return NumericCell::Value(0.0);
-    }
-    // 4·exponent − 56 lies in [−312, 196]: a normal power of two, built exactly from its bits.
-    let scale = f64::from_bits(((1023 + 4 * exponent - 56) as u64) << 52);
-    let magnitude = mantissa as f64 * scale;
-    NumericCell::Value(if negative { -magnitude } else { magnitude })
-}
-
-/// Encodes a finite double as an 8-byte IBM float (truncating below the 56-bit mantissa), and a
-/// missing value as its marker. The inverse of [`ibm_to_numeric`] for test data and fixtures.
-pub fn numeric_to_ibm(cell: NumericCell) -> [u8; 8] {
-    let value = match cell {
-        NumericCell::Missing(missing) => {
-            let marker = match missing {
-                SasMissing::Dot => b'.',
-                SasMissing::Underscore => b'_',
-                SasMissing::Letter(letter) => letter,
-            };
-            return [marker, 0, 0, 0, 0, 0, 0, 0];
-        }
-        NumericCell::Value(value) => value,
-    };
-    if value == 0.0 {
-        return [0; 8];
-    }
-    let sign = if value < 0.0 { 0x80u8 } else { 0 };
-    let magnitude = value.abs();
-    // Find exponent e with 16^(e-1) <= magnitude < 16^e, then the 56-bit fraction.
-    let mut exponent = (magnitude.log2() / 4.0).floor() as i32 + 1;
-    let mut fraction = magnitude / 16f64.powi(exponent);
-    if fraction >= 1.0 {
-        exponent += 1;
-        fraction /= 16.0;
-    } else if fraction < 1.0 / 16.0 {
-        exponent -= 1;
-        fraction *= 16.0;
-    }
-    let mantissa = (fraction * 2f64.powi(56)) as u64;
-    let mut bytes = mantissa.to_be_bytes();
-    bytes[0] = sign | ((exponent + 64) as u8 & 0x7f);
-    bytes
 }

@@ -17,55 +17,8 @@ fn field(text: &str, width: usize) -> Vec<u8> {
 /// least 1, at most 200 bytes); numbers are 8-byte IBM floats. Names are cut to 8 bytes and
 /// labels to 40, as the format requires.
 pub fn write_xpt(table: &Table) -> Vec<u8> {
-    const STAMP: &str = "01JAN26:00:00:00";
     let mut out = Vec::new();
-    let record = |out: &mut Vec<u8>, text: &[u8]| {
-        let mut r = text.to_vec();
-        r.resize(80, b' ');
-        out.extend_from_slice(&r);
-    };
-    record(
-        &mut out,
-        b"HEADER RECORD*******LIBRARY HEADER RECORD!!!!!!!000000000000000000000000000000  ",
-    );
-    let mut first = field("SAS", 8);
-    first.extend(field("SAS", 8));
-    first.extend(field("SASLIB", 8));
-    first.extend(field("9.4", 8));
-    first.extend(field("adamviz", 8));
-    first.extend(field("", 24));
-    first.extend(field(STAMP, 16));
-    record(&mut out, &first);
-    record(&mut out, STAMP.as_bytes());
-    record(
-        &mut out,
-        b"HEADER RECORD*******MEMBER  HEADER RECORD!!!!!!!000000000000000001600000000140  ",
-    );
-    record(
-        &mut out,
-        b"HEADER RECORD*******DSCRPTR HEADER RECORD!!!!!!!000000000000000000000000000000  ",
-    );
-    let mut member = field("SAS", 8);
-    member.extend(field(table.dataset_name.as_deref().unwrap_or("DATA"), 8));
-    member.extend(field("SASDATA", 8));
-    member.extend(field("9.4", 8));
-    member.extend(field("adamviz", 8));
-    member.extend(field("", 24));
-    member.extend(field(STAMP, 16));
-    record(&mut out, &member);
-    let mut member2 = field(STAMP, 16);
-    member2.extend(field("", 16));
-    member2.extend(field(table.dataset_label.as_deref().unwrap_or(""), 40));
-    record(&mut out, &member2);
-    record(
-        &mut out,
-        format!(
-            "HEADER RECORD*******NAMESTR HEADER RECORD!!!!!!!000000{:04}00000000000000000000  ",
-            table.columns.len()
-        )
-        .as_bytes(),
-    );
-
+    write_headers(&mut out, table);
     let widths: Vec<usize> = table
         .columns
         .iter()
@@ -80,9 +33,86 @@ pub fn write_xpt(table: &Table) -> Vec<u8> {
                 .clamp(1, 200),
         })
         .collect();
+    let row_length = write_namestrs(&mut out, table, &widths);
+    record(
+        &mut out,
+        b"HEADER RECORD*******OBS     HEADER RECORD!!!!!!!000000000000000000000000000000  ",
+    );
+    let mut data = Vec::with_capacity(table.row_count * row_length);
+    for row in 0..table.row_count {
+        for (column, width) in table.columns.iter().zip(&widths) {
+            match &column.data {
+                ColumnData::Numeric(cells) => data.extend(numeric_to_ibm(cells.get(row))),
+                ColumnData::Character(values) => {
+                    data.extend(field(values.get(row).unwrap_or(""), *width))
+                }
+            }
+        }
+    }
+    data.resize(data.len().div_ceil(80) * 80, b' ');
+    out.extend(data);
+    out
+}
+
+/// Appends `text` blank-padded to one 80-byte record.
+fn record(out: &mut Vec<u8>, text: &[u8]) {
+    let mut r = text.to_vec();
+    r.resize(80, b' ');
+    out.extend_from_slice(&r);
+}
+
+/// The library header, its two records, the member and descriptor headers, the member's two
+/// records (name, label) and the namestr header.
+fn write_headers(out: &mut Vec<u8>, table: &Table) {
+    const STAMP: &str = "01JAN26:00:00:00";
+    record(
+        out,
+        b"HEADER RECORD*******LIBRARY HEADER RECORD!!!!!!!000000000000000000000000000000  ",
+    );
+    let mut first = field("SAS", 8);
+    first.extend(field("SAS", 8));
+    first.extend(field("SASLIB", 8));
+    first.extend(field("9.4", 8));
+    first.extend(field("adamviz", 8));
+    first.extend(field("", 24));
+    first.extend(field(STAMP, 16));
+    record(out, &first);
+    record(out, STAMP.as_bytes());
+    record(
+        out,
+        b"HEADER RECORD*******MEMBER  HEADER RECORD!!!!!!!000000000000000001600000000140  ",
+    );
+    record(
+        out,
+        b"HEADER RECORD*******DSCRPTR HEADER RECORD!!!!!!!000000000000000000000000000000  ",
+    );
+    let mut member = field("SAS", 8);
+    member.extend(field(table.dataset_name.as_deref().unwrap_or("DATA"), 8));
+    member.extend(field("SASDATA", 8));
+    member.extend(field("9.4", 8));
+    member.extend(field("adamviz", 8));
+    member.extend(field("", 24));
+    member.extend(field(STAMP, 16));
+    record(out, &member);
+    let mut member2 = field(STAMP, 16);
+    member2.extend(field("", 16));
+    member2.extend(field(table.dataset_label.as_deref().unwrap_or(""), 40));
+    record(out, &member2);
+    record(
+        out,
+        format!(
+            "HEADER RECORD*******NAMESTR HEADER RECORD!!!!!!!000000{:04}00000000000000000000  ",
+            table.columns.len()
+        )
+        .as_bytes(),
+    );
+}
+
+/// One 140-byte namestr per column, padded to whole records; returns the observation length.
+fn write_namestrs(out: &mut Vec<u8>, table: &Table, widths: &[usize]) -> usize {
     let mut namestrs = Vec::new();
     let mut position = 0usize;
-    for (index, (column, width)) in table.columns.iter().zip(&widths).enumerate() {
+    for (index, (column, width)) in table.columns.iter().zip(widths).enumerate() {
         let numeric = matches!(column.data, ColumnData::Numeric(_));
         let mut n = Vec::with_capacity(140);
         n.extend_from_slice(&(if numeric { 1i16 } else { 2 }).to_be_bytes());
@@ -108,24 +138,7 @@ pub fn write_xpt(table: &Table) -> Vec<u8> {
     }
     namestrs.resize(namestrs.len().div_ceil(80) * 80, b' ');
     out.extend(namestrs);
-    record(
-        &mut out,
-        b"HEADER RECORD*******OBS     HEADER RECORD!!!!!!!000000000000000000000000000000  ",
-    );
-    let mut data = Vec::with_capacity(table.row_count * position);
-    for row in 0..table.row_count {
-        for (column, width) in table.columns.iter().zip(&widths) {
-            match &column.data {
-                ColumnData::Numeric(cells) => data.extend(numeric_to_ibm(cells.get(row))),
-                ColumnData::Character(values) => {
-                    data.extend(field(values.get(row).unwrap_or(""), *width))
-                }
-            }
-        }
-    }
-    data.resize(data.len().div_ceil(80) * 80, b' ');
-    out.extend(data);
-    out
+    position
 }
 
 fn split_format(format: Option<&str>) -> (&str, i16) {

@@ -14,6 +14,11 @@ use crate::domain::{
     },
 };
 
+mod parameter;
+
+use parameter::choose_parameter;
+pub use parameter::SYNONYMS;
+
 /// Lowercase words of `text` (letters, digits and `_`): punctuation, apostrophes, hyphens and
 /// parentheses separate words, so "Fridericia's" gives "fridericia".
 pub fn words(text: &str) -> Vec<String> {
@@ -23,76 +28,13 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Other names of frequent lab and vital-sign parameters: a phrase of the question (lowercase
-/// words) and the CDISC codes it names. Applied only to codes present in the data.
-pub const SYNONYMS: [(&[&str], &[&str]); 22] = [
-    (&["sbp"], &["SYSBP"]),
-    (&["systolic"], &["SYSBP"]),
-    (&["dbp"], &["DIABP"]),
-    (&["diastolic"], &["DIABP"]),
-    (&["pulse"], &["PULSE", "HR"]),
-    (&["heart", "rate"], &["HR", "PULSE"]),
-    (&["hr"], &["HR", "PULSE"]),
-    (&["sgpt"], &["ALT"]),
-    (&["sgot"], &["AST"]),
-    (&["haemoglobin"], &["HGB"]),
-    (&["hemoglobin"], &["HGB"]),
-    (&["creatinine"], &["CREAT"]),
-    (&["weight"], &["WEIGHT", "WT"]),
-    (&["bmi"], &["BMI"]),
-    (&["body", "mass", "index"], &["BMI"]),
-    (&["temperature"], &["TEMP"]),
-    (&["temp"], &["TEMP"]),
-    (&["bilirubin"], &["BILI"]),
-    (&["urea"], &["BUN", "UREAN"]),
-    (&["potassium"], &["K"]),
-    (&["sodium"], &["SODIUM", "NA"]),
-    (&["respiratory", "rate"], &["RESP"]),
-];
-
-/// Words that say how to plot, not what: never matched against parameter labels.
-const NOT_PARAMETER_WORDS: [&str; 40] = [
-    "a",
-    "an",
-    "and",
-    "the",
-    "of",
-    "in",
-    "on",
-    "at",
-    "to",
-    "for",
-    "per",
-    "by",
-    "from",
-    "over",
-    "vs",
-    "versus",
-    "with",
-    "time",
-    "visit",
-    "visits",
-    "arm",
-    "arms",
-    "treatment",
-    "treatments",
-    "actual",
-    "planned",
-    "change",
-    "percent",
-    "baseline",
-    "week",
-    "weeks",
-    "day",
-    "days",
-    "plot",
-    "boxplot",
-    "show",
-    "value",
-    "values",
-    "free",
-    "scale",
-];
+/// Whether the question's words hold `phrase`'s words in a row.
+fn contains_phrase(question: &[String], phrase: &[&str]) -> bool {
+    !phrase.is_empty()
+        && question
+            .windows(phrase.len())
+            .any(|window| window.iter().zip(phrase).all(|(a, b)| a == b))
+}
 
 /// Visit labels that are not scheduled visits and are left out of "over time" unless named.
 fn is_unscheduled(label: &str) -> bool {
@@ -101,227 +43,6 @@ fn is_unscheduled(label: &str) -> bool {
         || ["unscheduled", "end of", "early termination", "retrieval"]
             .iter()
             .any(|p| lower.contains(p))
-}
-
-/// The words of a parameter label without its trailing "(unit)": "QTcF - Fridericia's
-/// Correction Formula Rederived (ms)" gives qtcf, fridericia, s, correction, formula, rederived.
-fn label_words(label: &str) -> Vec<String> {
-    let trimmed = label.trim_end();
-    let name = match trimmed.strip_suffix(')').and_then(|inner| inner.rfind('(')) {
-        Some(open) => &trimmed[..open],
-        None => trimmed,
-    };
-    words(name)
-}
-
-/// How strongly the question names one parameter, and by which words.
-struct ParameterMatch<'a> {
-    parameter: &'a ParameterProfile,
-    /// Code 1000; words of its label 100 + the sum of 1 / (parameters whose label has the
-    /// word), so a rarer word weighs more; a synonym 50.
-    score: f64,
-    words: Vec<String>,
-    how: String,
-}
-
-fn contains_phrase(question: &[String], phrase: &[&str]) -> bool {
-    !phrase.is_empty()
-        && question
-            .windows(phrase.len())
-            .any(|window| window.iter().zip(phrase).all(|(a, b)| a == b))
-}
-
-/// Every parameter the question names, best first.
-fn parameter_matches<'a>(
-    question: &[String],
-    parameters: &'a [ParameterProfile],
-) -> Vec<ParameterMatch<'a>> {
-    let label_words_of: Vec<Vec<String>> = parameters
-        .iter()
-        .map(|p| {
-            let mut all: Vec<String> = p.labels.iter().flat_map(|l| label_words(l)).collect();
-            all.sort();
-            all.dedup();
-            all
-        })
-        .collect();
-    let document_frequency = |word: &str| {
-        label_words_of
-            .iter()
-            .filter(|ws| ws.iter().any(|w| w == word))
-            .count()
-            .max(1)
-    };
-    let content_words: Vec<&String> = question
-        .iter()
-        .filter(|w| !NOT_PARAMETER_WORDS.contains(&w.as_str()))
-        .filter(|w| w.len() > 1 && !w.chars().all(|c| c.is_ascii_digit()))
-        .collect();
-    let mut found = Vec::new();
-    for (parameter, label_words) in parameters.iter().zip(&label_words_of) {
-        let code = parameter.code.to_lowercase();
-        let synonym = SYNONYMS.iter().find(|(phrase, codes)| {
-            codes.contains(&parameter.code.as_str()) && contains_phrase(question, phrase)
-        });
-        let label_match = {
-            let mut matched: Vec<String> = content_words
-                .iter()
-                .filter(|w| label_words.contains(w))
-                .map(|w| (*w).clone())
-                .collect();
-            matched.dedup();
-            (!matched.is_empty()).then(|| {
-                let score = 100.0
-                    + matched
-                        .iter()
-                        .map(|w| 1.0 / document_frequency(w) as f64)
-                        .sum::<f64>();
-                let how = format!(
-                    "the word{} {} {} in its label {:?}",
-                    if matched.len() > 1 { "s" } else { "" },
-                    matched
-                        .iter()
-                        .map(|w| format!("{w:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    if matched.len() > 1 { "are" } else { "is" },
-                    parameter
-                        .labels
-                        .first()
-                        .map(String::as_str)
-                        .unwrap_or_default()
-                );
-                (score, matched, how)
-            })
-        };
-        let found_match = if question.contains(&code) {
-            Some((
-                1000.0,
-                vec![code.clone()],
-                format!("the word {code:?} is its code"),
-            ))
-        } else if label_match.is_some() {
-            label_match
-        } else if let Some((phrase, _)) = synonym {
-            let phrase = phrase.join(" ");
-            Some((
-                50.0,
-                vec![phrase.clone()],
-                format!(
-                    "{phrase:?} is another name of {} (adamviz's synonym table)",
-                    parameter.code
-                ),
-            ))
-        } else {
-            None
-        };
-        if let Some((score, words, how)) = found_match {
-            found.push(ParameterMatch {
-                parameter,
-                score,
-                words,
-                how,
-            });
-        }
-    }
-    // Best first; among equals a measured code before a derived-looking one.
-    found.sort_by(|a, b| {
-        b.score.total_cmp(&a.score).then(
-            a.parameter
-                .derived_looking
-                .cmp(&b.parameter.derived_looking),
-        )
-    });
-    found
-}
-
-/// `PARAMCD = ALT (Alanine Aminotransferase (U/L))`.
-fn describe_parameter(column: &str, parameter: &ParameterProfile) -> String {
-    format!(
-        "{column} = {}{}",
-        parameter.code,
-        parameter
-            .labels
-            .first()
-            .map(|l| format!(" ({l})"))
-            .unwrap_or_default()
-    )
-}
-
-/// The parameter the question names, if exactly one plottable parameter is named best; the
-/// note says which words matched what, or why nothing is proposed.
-fn choose_parameter<'a>(
-    question: &[String],
-    profile: &'a DatasetProfile,
-    column: &str,
-    value_column: &str,
-) -> (Option<&'a ParameterProfile>, MatchNote) {
-    let matches = parameter_matches(question, &profile.parameters);
-    let note = |words: Vec<String>, chosen: String, why: String| MatchNote {
-        field: "parameter".to_owned(),
-        words,
-        chosen,
-        why,
-    };
-    let no_proposal = "no proposal".to_owned();
-    let Some(best) = matches.first() else {
-        return (
-            None,
-            note(
-                Vec::new(),
-                no_proposal,
-                "no word of the question matched a parameter code, a word of a parameter label or a synonym; choose the parameter".to_owned(),
-            ),
-        );
-    };
-    // The parameters named best; of those, the ones with numbers in the value column.
-    let top: Vec<&ParameterMatch> = matches
-        .iter()
-        .take_while(|m| {
-            m.score == best.score && m.parameter.derived_looking == best.parameter.derived_looking
-        })
-        .collect();
-    let plottable: Vec<&&ParameterMatch> = top
-        .iter()
-        .filter(|m| m.parameter.has_values_in(value_column))
-        .collect();
-    match plottable.as_slice() {
-        [] => (
-            None,
-            note(
-                best.words.clone(),
-                no_proposal,
-                format!(
-                    "{} matched ({}), but it has no numbers in {value_column} (a text result is not plotted as a boxplot); choose a parameter",
-                    describe_parameter(column, best.parameter),
-                    best.how
-                ),
-            ),
-        ),
-        [only] => (
-            Some(only.parameter),
-            note(
-                only.words.clone(),
-                describe_parameter(column, only.parameter),
-                only.how.clone(),
-            ),
-        ),
-        several => (
-            None,
-            note(
-                best.words.clone(),
-                no_proposal,
-                format!(
-                    "the question names {} equally well; choose one",
-                    several
-                        .iter()
-                        .map(|m| m.parameter.code.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ),
-        ),
-    }
 }
 
 /// The title a draft proposes for `parameter` (its label, else its code) and `value_column`.

@@ -260,94 +260,13 @@ pub fn analyse_records(spec: &PlotSpec, table: &Table) -> RecordsAnalysis {
     if with_several == 0 {
         return RecordsAnalysis::one_each(counts.len(), rows.len());
     }
-    let is_baseline = |visit: u32| {
-        spec.visit
-            .visits
-            .get(visit as usize)
-            .is_some_and(|v| v.eq_ignore_ascii_case("baseline"))
+    let selection = Selection {
+        spec,
+        columns: &columns,
+        rows: &rows,
+        counts: &counts,
     };
-    let duplicated_rows: Vec<usize> = rows
-        .iter()
-        .copied()
-        .filter(|&row| counts[&columns.key(row)] > 1)
-        .collect();
-
-    // Columns that tell the records of one subject at one visit apart, with their values
-    // (first appearance among the duplicated records).
-    let role_columns: Vec<&str> = [
-        spec.subject_column.as_str(),
-        spec.treatment.column.as_str(),
-        spec.visit.column.as_str(),
-    ]
-    .into_iter()
-    .chain(spec.parameter.as_ref().map(|p| p.column.as_str()))
-    .chain(spec.filters.iter().map(|f| f.column.as_str()))
-    .collect();
-    let mut options = Vec::new();
-    for column in &table.columns {
-        let ColumnData::Character(values) = &column.data else {
-            continue;
-        };
-        if role_columns.contains(&column.name.as_str()) || column.name == "PARAM" {
-            continue;
-        }
-        let mut distinct: Vec<u32> = Vec::new();
-        let mut first_code: HashMap<(u32, u32, u32), u32> = HashMap::new();
-        let mut varies = false;
-        for &row in &duplicated_rows {
-            let code = values.code(row);
-            if !distinct.contains(&code) {
-                distinct.push(code);
-            }
-            let first = *first_code.entry(columns.key(row)).or_insert(code);
-            varies |= first != code;
-            if distinct.len() > MAX_VALUES_PER_COLUMN {
-                break;
-            }
-        }
-        if !varies || distinct.len() > MAX_VALUES_PER_COLUMN {
-            continue;
-        }
-        // One option per value; blank levels and missing are one "blank" option.
-        let mut seen_values: Vec<String> = Vec::new();
-        for code in distinct {
-            let value = values.level(code).unwrap_or_default().trim().to_owned();
-            if seen_values.contains(&value) {
-                continue;
-            }
-            let kept = codes_matching(values, &value);
-            let after = records_per_key(
-                &columns,
-                &rows
-                    .iter()
-                    .copied()
-                    .filter(|&row| kept[values.code(row) as usize])
-                    .collect::<Vec<_>>(),
-            );
-            let mut option = RecordOption {
-                answer: format!("{}={value}", column.name),
-                description: String::new(),
-                resolves: 0,
-                still_several: 0,
-                subject_visits_lost: 0,
-                baseline_lost: 0,
-            };
-            for (key, before) in &counts {
-                match after.get(key).copied().unwrap_or(0) {
-                    0 => {
-                        option.subject_visits_lost += 1;
-                        option.baseline_lost += usize::from(is_baseline(key.2));
-                    }
-                    1 => option.resolves += usize::from(*before > 1),
-                    _ => option.still_several += 1,
-                }
-            }
-            let kept_records: usize = after.values().map(|n| *n as usize).sum();
-            option.description = describe_option(&column.name, &value, kept_records, &option);
-            seen_values.push(value);
-            options.push(option);
-        }
-    }
+    let mut options = selection.options(table);
     // Analysis flags first, then the options that settle most.
     options.sort_by_key(|o| {
         (
@@ -368,6 +287,137 @@ pub fn analyse_records(spec: &PlotSpec, table: &Table) -> RecordsAnalysis {
         subject_visits_lost: 0,
         baseline_lost: 0,
     });
+    let (proposal, why) = propose(&options);
+    RecordsAnalysis {
+        subject_visits: counts.len(),
+        with_several,
+        records: rows.len(),
+        examples: examples.into_iter().take(QUOTED_EXAMPLES).collect(),
+        options,
+        proposal,
+        why,
+    }
+}
+
+/// The selection being analysed: its rows and how many records each subject × visit has.
+struct Selection<'a> {
+    spec: &'a PlotSpec,
+    columns: &'a SelectionColumns<'a>,
+    rows: &'a [usize],
+    counts: &'a HashMap<(u32, u32, u32), u32>,
+}
+
+impl Selection<'_> {
+    /// One option per value of every text column that tells the records of one subject at one
+    /// visit apart (the spec's own columns aside).
+    fn options(&self, table: &Table) -> Vec<RecordOption> {
+        let spec = self.spec;
+        let role_columns: Vec<&str> = [
+            spec.subject_column.as_str(),
+            spec.treatment.column.as_str(),
+            spec.visit.column.as_str(),
+        ]
+        .into_iter()
+        .chain(spec.parameter.as_ref().map(|p| p.column.as_str()))
+        .chain(spec.filters.iter().map(|f| f.column.as_str()))
+        .collect();
+        let duplicated_rows: Vec<usize> = self
+            .rows
+            .iter()
+            .copied()
+            .filter(|&row| self.counts[&self.columns.key(row)] > 1)
+            .collect();
+        let mut options = Vec::new();
+        for column in &table.columns {
+            let ColumnData::Character(values) = &column.data else {
+                continue;
+            };
+            if role_columns.contains(&column.name.as_str()) || column.name == "PARAM" {
+                continue;
+            }
+            let Some(distinct) = self.telling_apart(values, &duplicated_rows) else {
+                continue;
+            };
+            // One option per value; blank levels and missing are one "blank" option.
+            let mut seen_values: Vec<String> = Vec::new();
+            for code in distinct {
+                let value = values.level(code).unwrap_or_default().trim().to_owned();
+                if seen_values.contains(&value) {
+                    continue;
+                }
+                options.push(self.option(&column.name, values, &value));
+                seen_values.push(value);
+            }
+        }
+        options
+    }
+
+    /// The codes the column takes among the duplicated records (first appearance first), when
+    /// its value varies within one subject × visit and it has few enough values to be a choice.
+    fn telling_apart(&self, values: &TextValues, duplicated_rows: &[usize]) -> Option<Vec<u32>> {
+        let mut distinct: Vec<u32> = Vec::new();
+        let mut first_code: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        let mut varies = false;
+        for &row in duplicated_rows {
+            let code = values.code(row);
+            if !distinct.contains(&code) {
+                distinct.push(code);
+            }
+            let first = *first_code.entry(self.columns.key(row)).or_insert(code);
+            varies |= first != code;
+            if distinct.len() > MAX_VALUES_PER_COLUMN {
+                return None;
+            }
+        }
+        varies.then_some(distinct)
+    }
+
+    /// What keeping only the records where `column` is `value` would do.
+    fn option(&self, column: &str, values: &TextValues, value: &str) -> RecordOption {
+        let kept = codes_matching(values, value);
+        let after = records_per_key(
+            self.columns,
+            &self
+                .rows
+                .iter()
+                .copied()
+                .filter(|&row| kept[values.code(row) as usize])
+                .collect::<Vec<_>>(),
+        );
+        let is_baseline = |visit: u32| {
+            self.spec
+                .visit
+                .visits
+                .get(visit as usize)
+                .is_some_and(|v| v.eq_ignore_ascii_case("baseline"))
+        };
+        let mut option = RecordOption {
+            answer: format!("{column}={value}"),
+            description: String::new(),
+            resolves: 0,
+            still_several: 0,
+            subject_visits_lost: 0,
+            baseline_lost: 0,
+        };
+        for (key, before) in self.counts {
+            match after.get(key).copied().unwrap_or(0) {
+                0 => {
+                    option.subject_visits_lost += 1;
+                    option.baseline_lost += usize::from(is_baseline(key.2));
+                }
+                1 => option.resolves += usize::from(*before > 1),
+                _ => option.still_several += 1,
+            }
+        }
+        let kept_records: usize = after.values().map(|n| *n as usize).sum();
+        option.description = describe_option(column, value, kept_records, &option);
+        option
+    }
+}
+
+/// The proposed record choice among `options` and why: an analysis flag = Y that settles it,
+/// else DTYPE = AVERAGE, else none.
+fn propose(options: &[RecordOption]) -> (Option<RecordsPerSubjectVisit>, String) {
     let settling_with = |column_test: fn(&str) -> bool, wanted: &str| {
         options.iter().find(|o| {
             o.settles_it()
@@ -397,15 +447,7 @@ pub fn analyse_records(spec: &PlotSpec, table: &Table) -> RecordsAnalysis {
             value: value.to_owned(),
         }
     });
-    RecordsAnalysis {
-        subject_visits: counts.len(),
-        with_several,
-        records: rows.len(),
-        examples: examples.into_iter().take(QUOTED_EXAMPLES).collect(),
-        options,
-        proposal,
-        why,
-    }
+    (proposal, why)
 }
 
 /// "ATPT = STANDING 1 MIN: keeps 255 records; 3 subject × visits still have several; 2 lose

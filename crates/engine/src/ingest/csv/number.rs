@@ -209,7 +209,7 @@ mod number_shape_tests {
             line in proptest::collection::vec(prop_oneof![Just(b','), any::<u8>()], 0..80)
         ) {
             let mut found = Vec::new();
-            super::super::records::for_each_comma(&line, |at| {
+            super::super::lines::for_each_comma(&line, |at| {
                 found.push(at);
                 Ok::<(), ()>(())
             })
