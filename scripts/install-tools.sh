@@ -60,8 +60,11 @@ install_pinned_crate() {
   (
     cd "$work/$crate-$version"
     for pin in "$@"; do cargo update -q -p "${pin%@*}" --precise "${pin#*@}"; done
-    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-      CARGO_TARGET_DIR="$work/target" cargo install -q --path . --locked --force
+    # Unoptimized (--debug): both tools only drive cargo and rewrite one wasm file, so their own
+    # speed costs seconds per build, while optimizing them (swc, lightningcss, walrus) costs
+    # about 15 minutes on two cores the first time (measured: cargo-leptos 5 min unoptimized,
+    # wasm-bindgen-cli 1 min).
+    CARGO_TARGET_DIR="$work/target" cargo install -q --debug --path . --locked --force
   )
   rm -rf "$work"
   command -v "$binary" >/dev/null
