@@ -647,3 +647,213 @@ fn reconcile_leaves_the_attempt_of_a_live_owner_alone() {
     let stored = get_attempt(&connection, &attempt.id).unwrap().unwrap();
     assert_eq!(stored.state, "active");
 }
+
+mod run_queue_rules {
+    //! The durable run queue on a real SQLite file: a pressed Run is recorded once per key and
+    //! per revision, claimed oldest first, renewed only by its holder, given back to the queue
+    //! with its attempt failed when its runner is lost, and final once done.
+
+    use super::*;
+    use adamviz::store::{owner::ProcessIdentity, run_queue::*};
+
+    fn enqueue(f: &Fixture, revision: &RevisionId, key: &str) -> (RunRequest, bool) {
+        let mut connection = f.database.connection().unwrap();
+        let transaction = connection.transaction().unwrap();
+        let queued = enqueue_run(&transaction, revision, key, &Actor::command_line(), 2).unwrap();
+        transaction.commit().unwrap();
+        queued
+    }
+
+    fn claim_as(f: &Fixture, claimant: &Claimant, lease_until: &str) -> Option<RunRequest> {
+        let mut connection = f.database.connection().unwrap();
+        let transaction = connection.transaction().unwrap();
+        let claimed = claim_next(&transaction, claimant, lease_until).unwrap();
+        transaction.commit().unwrap();
+        claimed
+    }
+
+    fn recover(f: &Fixture, now: &str) -> Vec<RecoveredClaim> {
+        let mut connection = f.database.connection().unwrap();
+        let transaction = connection.transaction().unwrap();
+        let recovered = recover_lost_claims(&transaction, now).unwrap();
+        transaction.commit().unwrap();
+        recovered
+    }
+
+    /// A claimant in a process of this host that has exited.
+    fn gone_claimant() -> Claimant {
+        let lease = lease_of_a_process_that_is_gone();
+        Claimant {
+            process: lease.owner,
+            slot: 1,
+        }
+    }
+
+    const FAR: &str = "2999-01-01T00:00:00.000000Z";
+
+    #[test]
+    fn a_pressed_run_is_recorded_once_and_a_second_press_joins_it() {
+        let f = Fixture::new();
+        let (first, second) = (f.revision(false), f.revision(false));
+        let (request, new) = enqueue(&f, &first.id, "press-0001");
+        assert!(new);
+        assert_eq!(request.state, QueueState::Queued);
+        assert_eq!(request.claims, 0);
+        assert_eq!(request.attempt_id, attempt_id_for(&first.id, "press-0001"));
+        assert_eq!(request.requested_by, Actor::command_line());
+        // The same key, and another key while the first is open: the same request.
+        assert_eq!(
+            enqueue(&f, &first.id, "press-0001"),
+            (request.clone(), false)
+        );
+        assert_eq!(
+            enqueue(&f, &first.id, "press-0002"),
+            (request.clone(), false)
+        );
+        let (other, new) = enqueue(&f, &second.id, "press-0001");
+        assert!(new);
+        let connection = f.database.connection().unwrap();
+        assert_eq!(open_request(&connection, &first.id).unwrap().unwrap().1, 1);
+        assert_eq!(open_request(&connection, &second.id).unwrap().unwrap().1, 2);
+        assert_eq!(other.seq, request.seq + 1);
+    }
+
+    #[test]
+    fn runners_claim_oldest_first_and_only_the_holder_renews_or_finishes() {
+        let f = Fixture::new();
+        let (first, second) = (f.revision(false), f.revision(false));
+        enqueue(&f, &first.id, "press-0001");
+        enqueue(&f, &second.id, "press-0001");
+        let (one, two) = (Claimant::of_this_process(1), Claimant::of_this_process(2));
+        let claimed = claim_as(&f, &one, FAR).unwrap();
+        assert_eq!(claimed.revision_id, first.id);
+        assert_eq!((claimed.state, claimed.claims), (QueueState::Claimed, 1));
+        assert_eq!(claimed.phase, Some(RunPhase::Preparing));
+        assert_eq!(claim_as(&f, &two, FAR).unwrap().revision_id, second.id);
+        assert_eq!(claim_as(&f, &two, FAR), None, "nothing is left to claim");
+        let connection = f.database.connection().unwrap();
+        let attempt = &claimed.attempt_id;
+        assert!(renew_claim(
+            &connection,
+            claimed.seq,
+            attempt,
+            &one,
+            Some(RunPhase::Running),
+            FAR
+        )
+        .unwrap());
+        assert!(!renew_claim(&connection, claimed.seq, attempt, &two, None, FAR).unwrap());
+        let (stored, position) = open_request(&connection, &first.id).unwrap().unwrap();
+        assert_eq!((stored.phase, position), (Some(RunPhase::Running), 0));
+        assert!(!finish_claim(&connection, claimed.seq, attempt, &two, "verified").unwrap());
+        assert!(finish_claim(&connection, claimed.seq, attempt, &one, "verified").unwrap());
+        assert_eq!(open_request(&connection, &first.id).unwrap(), None);
+        let done = request_by_seq(&connection, claimed.seq).unwrap().unwrap();
+        assert_eq!(
+            (done.state, done.outcome.as_deref()),
+            (QueueState::Done, Some("verified"))
+        );
+        // Finished is final, and no request is ever deleted.
+        let changed = connection.execute(
+            "UPDATE run_queue SET state = 'queued' WHERE seq = ?1",
+            [claimed.seq],
+        );
+        assert!(changed
+            .unwrap_err()
+            .to_string()
+            .contains("a finished run request cannot change"));
+        let deleted = connection.execute("DELETE FROM run_queue", []);
+        assert!(deleted.unwrap_err().to_string().contains("never deleted"));
+    }
+
+    #[test]
+    fn a_lost_runner_fails_its_attempt_and_the_run_goes_back_to_the_queue_as_a_new_attempt() {
+        let f = Fixture::new();
+        let revision = f.revision(false);
+        let (request, _) = enqueue(&f, &revision.id, "press-0001");
+        let lost = gone_claimant();
+        let claimed = claim_as(&f, &lost, FAR).unwrap();
+        // The lost runner had started the claim's attempt before it died.
+        let gone_lease = AttemptLease {
+            owner: lost.process.clone(),
+            until: FAR.to_owned(),
+        };
+        let StartOutcome::Started(attempt) = f
+            .start_held_by(&revision.id, "press-0001", 11, &gone_lease)
+            .unwrap()
+        else {
+            panic!("the first claim's attempt starts")
+        };
+        assert_eq!(attempt.id, claimed.attempt_id);
+
+        let recovered = recover(&f, &adamviz::store::ledger::utc_now());
+        assert_eq!(recovered.len(), 1);
+        assert!(recovered[0].requeued);
+        let connection = f.database.connection().unwrap();
+        assert_eq!(
+            get_attempt(&connection, &attempt.id)
+                .unwrap()
+                .unwrap()
+                .state,
+            "failed"
+        );
+        let (again, position) = open_request(&connection, &revision.id).unwrap().unwrap();
+        assert_eq!(
+            (again.state, again.seq, position),
+            (QueueState::Queued, request.seq, 1)
+        );
+        assert!(again
+            .requeued_because
+            .unwrap()
+            .contains("was lost during claim 1"));
+        drop(connection);
+
+        // The second claim is a new attempt, named apart from any key a person can press.
+        let live = Claimant::of_this_process(1);
+        let second = claim_as(&f, &live, FAR).unwrap();
+        assert_eq!(second.claims, 2);
+        assert_eq!(
+            second.attempt_id,
+            attempt_id_for(&revision.id, "press-0001#claim2")
+        );
+        assert_eq!(attempt_key("press-0001", 2), "press-0001#claim2");
+        // A live runner of this host is not lost, whatever its lease says.
+        assert!(recover(&f, FAR).is_empty());
+    }
+
+    #[test]
+    fn a_runner_elsewhere_is_lost_when_its_lease_expires_and_claims_run_out() {
+        let f = Fixture::new();
+        let revision = f.revision(false);
+        enqueue(&f, &revision.id, "press-0001");
+        let elsewhere = Claimant {
+            process: ProcessIdentity {
+                host: "another-host".to_owned(),
+                pid: 4242,
+                start_ticks: 1,
+            }
+            .to_column(),
+            slot: 3,
+        };
+        let lease = "2026-12-06T10:00:00.000000Z";
+        claim_as(&f, &elsewhere, lease).unwrap();
+        assert!(
+            recover(&f, "2026-12-06T09:59:59.000000Z").is_empty(),
+            "the lease holds"
+        );
+        assert!(recover(&f, "2026-12-06T10:00:01.000000Z")[0].requeued);
+        // The second (and last, max_claims = 2) claim is lost too: the request ends, not run.
+        claim_as(&f, &elsewhere, lease).unwrap();
+        let recovered = recover(&f, "2026-12-06T10:00:01.000000Z");
+        assert!(!recovered[0].requeued);
+        let connection = f.database.connection().unwrap();
+        assert_eq!(open_request(&connection, &revision.id).unwrap(), None);
+        let done = request_by_seq(&connection, recovered[0].seq)
+            .unwrap()
+            .unwrap();
+        assert_eq!(done.state, QueueState::Done);
+        assert!(done.outcome.unwrap().starts_with(
+            "not run: its runner (another-host/4242/1 runner 3) was lost during claim 2"
+        ));
+    }
+}

@@ -323,7 +323,6 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
     let sources = RevisionSources {
         database: server.database.clone(),
         objects: server.objects.clone(),
-        board: server.run.board.clone(),
         datasets: server.run.datasets.clone(),
     };
     let viewer = adamviz::domain::account::Account {

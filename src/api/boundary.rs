@@ -106,8 +106,8 @@ pub struct ApiContext {
     pub datasets: Arc<crate::service::datasets::DatasetCache>,
     /// Revisions: materializing and governed execution.
     pub execution: crate::service::execution::ExecutionService,
-    /// The runs in progress on this server, with their phases.
-    pub runs: Arc<crate::service::runs::RunBoard>,
+    /// This process's side of the run queue (its runners, the phases they report).
+    pub runs: Arc<crate::service::runs::RunQueue>,
     /// The installation's signing key (evidence bundles), when the server has one.
     pub key: Option<crate::service::installation_key::InstallationKey>,
     /// How long a password an administrator sets works before its owner replaces it.
@@ -119,6 +119,23 @@ impl ApiContext {
     pub fn with_temporary_password_hours(mut self, hours: i64) -> Self {
         self.temporary_password_hours = hours;
         self
+    }
+
+    /// The same context, its runs queued with `settings` (how many runners this process starts,
+    /// leases, retries).
+    pub fn with_queue_settings(mut self, settings: crate::service::runs::QueueSettings) -> Self {
+        self.runs = Arc::new(crate::service::runs::RunQueue::new(settings));
+        self.execution = self.execution.observed_by(self.runs.observer());
+        self
+    }
+
+    /// What a run reads its inputs from and is queued on.
+    pub fn run_context(&self) -> crate::service::runs::RunContext {
+        crate::service::runs::RunContext {
+            execution: self.execution.clone(),
+            queue: self.runs.clone(),
+            datasets: self.datasets.clone(),
+        }
     }
 
     /// The same context, signing with `key`.
@@ -158,8 +175,8 @@ impl ApiContext {
         upload_limit: u64,
         runner: Arc<crate::runner::Runner>,
     ) -> Self {
-        let runs = Arc::new(crate::service::runs::RunBoard::new(
-            runner.config().max_concurrent,
+        let runs = Arc::new(crate::service::runs::RunQueue::new(
+            crate::service::runs::QueueSettings::default(),
         ));
         Self {
             database: database.clone(),

@@ -110,6 +110,22 @@ pub struct ServeArgs {
     /// later; its owner must replace it with their own at the first login before then.
     #[arg(long, env = "ADAMVIZ_TEMPORARY_PASSWORD_HOURS", default_value_t = crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS, value_parser = clap::value_parser!(i64).range(1..=24 * 90))]
     pub temporary_password_hours: i64,
+
+    /// Runners this server starts: each claims queued runs from the database and runs them in
+    /// R, one at a time (default: one per core). 0: the server only serves, and runs wait for
+    /// a runner elsewhere.
+    #[arg(long, env = "ADAMVIZ_RUNNERS")]
+    pub runners: Option<usize>,
+
+    /// Seconds a runner's claim of a run holds without a renewal (runners renew it every sixth
+    /// of that): a run whose runner stops renewing goes back to the queue after it.
+    #[arg(long, env = "ADAMVIZ_RUN_LEASE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(6..=86_400))]
+    pub run_lease_seconds: u64,
+
+    /// How many times a run is claimed before it is given up: the first claim and the retries
+    /// after a lost runner (each an attempt in the evidence).
+    #[arg(long, env = "ADAMVIZ_RUN_MAX_CLAIMS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub run_max_claims: u32,
 }
 
 /// Runs one parsed command line to completion.
@@ -121,6 +137,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             config.public_url = args.public_url;
             config.upload_limit = args.upload_limit;
             config.temporary_password_hours = args.temporary_password_hours;
+            let lease = std::time::Duration::from_secs(args.run_lease_seconds);
+            config.queue = crate::service::runs::QueueSettings {
+                local_runners: args.runners.unwrap_or(config.queue.local_runners),
+                max_claims: args.run_max_claims,
+                lease,
+                heartbeat: lease / 6,
+                ..config.queue
+            };
             config.sessions = crate::api::boundary::SessionSettings {
                 idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
                 absolute_lifetime: std::time::Duration::from_secs(

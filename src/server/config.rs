@@ -28,6 +28,8 @@ pub struct ServeConfig {
     pub upload_limit: u64,
     /// How long a password an administrator sets works (`--temporary-password-hours`).
     pub temporary_password_hours: i64,
+    /// The run queue: how many runners this server starts (`--runners`), leases and retries.
+    pub queue: crate::service::runs::QueueSettings,
 }
 
 /// Why the server could not be configured.
@@ -92,6 +94,7 @@ impl ServeConfig {
             sessions: crate::api::boundary::SessionSettings::default(),
             upload_limit: crate::service::upload::DEFAULT_UPLOAD_LIMIT,
             temporary_password_hours: crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
+            queue: crate::service::runs::QueueSettings::default(),
             isolation: Default::default(),
         })
     }

@@ -224,13 +224,20 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             })),
         )
         .with_key(key)
-        .with_temporary_password_hours(config.temporary_password_hours),
+        .with_temporary_password_hours(config.temporary_password_hours)
+        .with_queue_settings(config.queue),
         origins: OriginPolicy::new(config.public_url.as_deref()),
         secure_cookies: config
             .public_url
             .as_deref()
             .is_some_and(|url| url.to_ascii_lowercase().starts_with("https://")),
     };
+    // Runs accepted before a crash or a restart resume by themselves.
+    state.api.run_context().ensure_local_runners();
+    tracing::info!(
+        runners = config.queue.local_runners,
+        "run queue: this server's runners claim queued runs"
+    );
     tracing::info!(
         addr = %bound,
         data_dir = %state.data_dir.display(),

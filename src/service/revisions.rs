@@ -9,7 +9,7 @@ use super::{
     datasets::DatasetCache,
     drafts,
     error::ReadError,
-    runs::{on_database, run_status, stored_spec, RunBoard},
+    runs::{on_database, run_status, stored_spec},
 };
 use crate::{
     domain::{
@@ -47,8 +47,6 @@ pub struct RevisionSources {
     pub database: Database,
     /// The object store.
     pub objects: ObjectStore,
-    /// The runs in progress.
-    pub board: Arc<RunBoard>,
     /// The datasets read (for the preview of a revision not yet Verified).
     pub datasets: Arc<DatasetCache>,
 }
@@ -67,7 +65,7 @@ pub async fn revision_detail(
         .last()
         .map(|r| r.record_hash.clone())
         .unwrap_or_default();
-    let run = run_status(&sources.database, &sources.board, &stored.revision).await?;
+    let run = run_status(&sources.database, &stored.revision).await?;
     let spec = stored_spec(&sources.database, &stored.revision.spec_hash).await?;
     let evidence = EvidenceFacts::read(stored.records);
     let own = evidence

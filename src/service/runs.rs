@@ -1,24 +1,27 @@
-//! Governed runs started from the web: the board of runs in progress on this server (queued
-//! with a position, running, verifying) and starting one in the background, so it goes on
-//! when the browser closes. The board queues at the runner's own concurrency bound: many
-//! people pressing Run at once wait their turn instead of getting an error. What the board
-//! does not hold (finished runs, runs of another process) comes from the database.
+//! Governed runs through the durable queue (`store::run_queue`): pressing Run records a request
+//! in the database, in the transaction that answers the person who pressed it, and wakes this
+//! process's runners; a runner claims the oldest request, renews its lease while the run lasts
+//! and records how it ended. A run whose runner is lost (the server killed, a worker gone) goes
+//! back to the queue by itself as a new attempt, so nothing accepted is forgotten. Where a run
+//! stands is read from the database, so every process sharing it answers the same.
 
 use std::{
-    sync::{Arc, Mutex},
-    time::Instant,
+    collections::HashMap,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex,
+    },
+    time::Duration,
 };
 
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Notify};
 
 use super::{
     datasets::DatasetCache,
     error::ReadError,
-    execution::{ExecutionPhase, ExecutionService, PhaseObserver, ServiceError},
-    prepare::{prepare_execution, PrepareError},
+    execution::{ExecutionPhase, ExecutionService, PhaseObserver},
 };
 use crate::{
-    compiler::ImageSize,
     domain::{
         digest::Sha256Digest,
         ids::{AttemptId, RevisionId},
@@ -26,132 +29,98 @@ use crate::{
         spec::PlotSpec,
     },
     evidence::actor::Actor,
-    ingest::FileReadError,
     store::{
         db::{Database, DatabaseError},
-        repository::{attempt_id_for, get_revision, get_spec, latest_attempt, Revision},
+        repository::{get_revision, get_spec, latest_attempt, Revision},
+        run_queue::{enqueue_run, open_request, QueueState, RunPhase, RunRequest},
     },
 };
 
+mod runner;
+
+pub use runner::{run_request_now, spawn_runners};
+
+/// How the queue's runners behave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Queued,
-    Running,
-    Verifying,
+pub struct QueueSettings {
+    /// Runners this process starts (`serve --runners`; 0: it only serves).
+    pub local_runners: usize,
+    /// Claims a request gets: the first and the retries after a lost runner.
+    pub max_claims: u32,
+    /// How long a claim holds without a renewal (what a runner on another host is judged by).
+    pub lease: Duration,
+    /// How often a runner renews its claim while it runs.
+    pub heartbeat: Duration,
+    /// How often an idle runner looks for requests other processes queued (it is woken at once
+    /// for its own process's).
+    pub idle_poll: Duration,
 }
 
-#[derive(Debug)]
-struct LiveRun {
-    revision_id: RevisionId,
-    attempt_id: AttemptId,
-    ticket: u64,
-    phase: Phase,
-    started: Option<Instant>,
-}
-
-#[derive(Debug, Default)]
-struct Board {
-    runs: Vec<LiveRun>,
-    next_ticket: u64,
-}
-
-/// The runs in progress on this server.
-#[derive(Debug)]
-pub struct RunBoard {
-    slots: Arc<Semaphore>,
-    board: Mutex<Board>,
-}
-
-impl RunBoard {
-    /// A board letting `max_concurrent` runs go at once (the runner's bound).
-    pub fn new(max_concurrent: usize) -> Self {
+impl Default for QueueSettings {
+    fn default() -> Self {
         Self {
-            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
-            board: Mutex::new(Board::default()),
+            local_runners: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_claims: 3,
+            lease: Duration::from_secs(60),
+            heartbeat: Duration::from_secs(10),
+            idle_poll: Duration::from_secs(1),
+        }
+    }
+}
+
+/// This process's side of the queue: its settings, the wake-up of its idle runners, and the
+/// phase each of its running claims reports.
+#[derive(Debug)]
+pub struct RunQueue {
+    settings: QueueSettings,
+    wake: Notify,
+    phases: Mutex<HashMap<AttemptId, watch::Sender<Option<RunPhase>>>>,
+    runners_started: AtomicBool,
+}
+
+impl RunQueue {
+    /// A queue with these settings.
+    pub fn new(settings: QueueSettings) -> Self {
+        Self {
+            settings,
+            wake: Notify::new(),
+            phases: Mutex::new(HashMap::new()),
+            runners_started: AtomicBool::new(false),
         }
     }
 
-    fn with_board<T>(&self, work: impl FnOnce(&mut Board) -> T) -> T {
-        let mut board = self
-            .board
+    /// The settings.
+    pub fn settings(&self) -> QueueSettings {
+        self.settings
+    }
+
+    fn with_phases<T>(
+        &self,
+        work: impl FnOnce(&mut HashMap<AttemptId, watch::Sender<Option<RunPhase>>>) -> T,
+    ) -> T {
+        let mut phases = self
+            .phases
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        work(&mut board)
+        work(&mut phases)
     }
 
-    /// An observer that moves the board's runs through the execution's phases.
+    /// An observer that passes the execution's phases to the runner holding the attempt, which
+    /// writes them with its next renewal.
     pub fn observer(self: &Arc<Self>) -> PhaseObserver {
-        let board = Arc::downgrade(self);
+        let queue = Arc::downgrade(self);
         Arc::new(move |attempt_id: &AttemptId, phase: ExecutionPhase| {
-            if let Some(board) = board.upgrade() {
-                board.set_phase(
-                    attempt_id,
-                    match phase {
-                        ExecutionPhase::Running => Phase::Running,
-                        ExecutionPhase::Verifying => Phase::Verifying,
-                    },
-                );
+            if let Some(queue) = queue.upgrade() {
+                let phase = match phase {
+                    ExecutionPhase::Running => RunPhase::Running,
+                    ExecutionPhase::Verifying => RunPhase::Verifying,
+                };
+                queue.with_phases(|phases| {
+                    if let Some(sender) = phases.get(attempt_id) {
+                        sender.send_replace(Some(phase));
+                    }
+                });
             }
-        })
-    }
-
-    /// Puts a run of `revision_id` on the board as queued, unless one is there already (then
-    /// its attempt: a double click joins the run in progress).
-    fn enter(&self, revision_id: &RevisionId, attempt_id: &AttemptId) -> Result<(), AttemptId> {
-        self.with_board(|board| {
-            if let Some(live) = board.runs.iter().find(|r| &r.revision_id == revision_id) {
-                return Err(live.attempt_id.clone());
-            }
-            board.next_ticket += 1;
-            let ticket = board.next_ticket;
-            board.runs.push(LiveRun {
-                revision_id: revision_id.clone(),
-                attempt_id: attempt_id.clone(),
-                ticket,
-                phase: Phase::Queued,
-                started: None,
-            });
-            Ok(())
-        })
-    }
-
-    fn set_phase(&self, attempt_id: &AttemptId, phase: Phase) {
-        self.with_board(|board| {
-            if let Some(run) = board.runs.iter_mut().find(|r| &r.attempt_id == attempt_id) {
-                run.phase = phase;
-                run.started.get_or_insert_with(Instant::now);
-            }
-        });
-    }
-
-    fn leave(&self, attempt_id: &AttemptId) {
-        self.with_board(|board| board.runs.retain(|r| &r.attempt_id != attempt_id));
-    }
-
-    /// The live status of `revision_id`'s run on this server, if one is on the board.
-    pub fn live_status(&self, revision_id: &RevisionId) -> Option<RunStatus> {
-        self.with_board(|board| {
-            let run = board.runs.iter().find(|r| &r.revision_id == revision_id)?;
-            let attempt_id = run.attempt_id.to_string();
-            let elapsed_seconds = run.started.map_or(0, |s| s.elapsed().as_secs());
-            Some(match run.phase {
-                Phase::Queued => RunStatus::Queued {
-                    attempt_id,
-                    position: board
-                        .runs
-                        .iter()
-                        .filter(|r| r.phase == Phase::Queued && r.ticket <= run.ticket)
-                        .count(),
-                },
-                Phase::Running => RunStatus::Running {
-                    attempt_id,
-                    elapsed_seconds,
-                },
-                Phase::Verifying => RunStatus::Verifying {
-                    attempt_id,
-                    elapsed_seconds,
-                },
-            })
         })
     }
 }
@@ -181,12 +150,23 @@ pub enum StartRunError {
 /// What the inputs of a run are read from.
 #[derive(Clone)]
 pub struct RunContext {
-    /// The execution service (observed by the board).
+    /// The execution service (observed by the queue).
     pub execution: ExecutionService,
-    /// The board.
-    pub board: Arc<RunBoard>,
+    /// This process's side of the queue.
+    pub queue: Arc<RunQueue>,
     /// The datasets read.
     pub datasets: Arc<DatasetCache>,
+}
+
+impl RunContext {
+    /// Starts this process's runners (`QueueSettings::local_runners` of them) once, on the
+    /// current tokio runtime; later calls do nothing.
+    pub fn ensure_local_runners(&self) {
+        let count = self.queue.settings.local_runners;
+        if count > 0 && !self.queue.runners_started.swap(true, Ordering::SeqCst) {
+            spawn_runners(self.clone(), count);
+        }
+    }
 }
 
 fn valid_key(key: &str) -> bool {
@@ -196,10 +176,10 @@ fn valid_key(key: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// Starts the governed execution of Draft revision `revision_id` under `key` in the
-/// background and returns its attempt id at once. The same revision with a run in progress
-/// joins that run; the same key after the run ended names the same (ended) attempt, so
-/// nothing runs twice.
+/// Queues the governed execution of Draft revision `revision_id` under `key` and returns its
+/// attempt id at once; the request is in the database before this returns. The same revision
+/// with a run queued or in progress joins that run; the same key after the run ended names the
+/// same (ended) request, so nothing runs twice.
 pub async fn start_run(
     context: &RunContext,
     revision_id: &RevisionId,
@@ -207,6 +187,23 @@ pub async fn start_run(
     actor: Actor,
 ) -> Result<AttemptId, StartRunError> {
     if !valid_key(key) {
+        return Err(StartRunError::BadKey);
+    }
+    let request = queue_run(context, revision_id, key, actor).await?;
+    context.ensure_local_runners();
+    context.queue.wake.notify_waiters();
+    Ok(request.attempt_id)
+}
+
+/// Records the request (or finds the one it joins) without waking anyone. A key may not hold
+/// `#`, which names the attempts of retries (see `store::run_queue::attempt_key`).
+pub async fn queue_run(
+    context: &RunContext,
+    revision_id: &RevisionId,
+    key: &str,
+    actor: Actor,
+) -> Result<RunRequest, StartRunError> {
+    if key.is_empty() || key.contains('#') {
         return Err(StartRunError::BadKey);
     }
     let database = context.execution.database().clone();
@@ -217,21 +214,20 @@ pub async fn start_run(
             status: revision.status.label(),
         });
     }
-    let attempt_id = attempt_id_for(revision_id, key);
-    if let Err(running) = context.board.enter(revision_id, &attempt_id) {
-        return Ok(running);
-    }
-    let context = context.clone();
-    let (revision_id, key, attempt) = (revision_id.clone(), key.to_owned(), attempt_id.clone());
-    // The run belongs to the server, not to the request: it goes on when the browser closes.
-    tokio::spawn(async move {
-        let outcome = run_in_background(&context, &revision, &key, &actor).await;
-        if let Err(error) = outcome {
-            tracing::warn!(revision = %revision_id, attempt = %attempt, %error, "governed run ended in an error");
-        }
-        context.board.leave(&attempt);
-    });
-    Ok(attempt_id)
+    let (id, key, max_claims) = (
+        revision_id.clone(),
+        key.to_owned(),
+        context.queue.settings.max_claims,
+    );
+    let (request, _new) = on_database(&database, move |connection| {
+        let transaction = connection.transaction()?;
+        let queued = enqueue_run(&transaction, &id, &key, &actor, max_claims)?;
+        transaction.commit()?;
+        Ok::<_, crate::store::repository::RepositoryError>(queued)
+    })
+    .await
+    .map_err(|e| StartRunError::Internal(e.to_string()))?;
+    Ok(request)
 }
 
 /// Runs `work` on a pooled connection off the async executor.
@@ -253,71 +249,6 @@ async fn read_revision(
         .await
         .map_err(|e| StartRunError::Internal(e.to_string()))?
         .ok_or_else(|| StartRunError::NoRevision(revision_id.clone()))
-}
-
-/// Reads the confirmed spec, selects its records again from the stored upload and runs them;
-/// the execution service checks that script and snapshot are the ones the request names.
-async fn run_in_background(
-    context: &RunContext,
-    revision: &Revision,
-    key: &str,
-    actor: &Actor,
-) -> Result<(), BackgroundRunError> {
-    let _slot = Arc::clone(&context.board.slots)
-        .acquire_owned()
-        .await
-        .map_err(|_| BackgroundRunError::ShuttingDown)?;
-    let spec = stored_spec(context.execution.database(), &revision.spec_hash).await?;
-    let (datasets, objects, for_spec) = (
-        Arc::clone(&context.datasets),
-        context.execution.objects().clone(),
-        spec.clone(),
-    );
-    let prepared = tokio::task::spawn_blocking(move || {
-        let digest = for_spec.dataset_content_hash;
-        let loaded = datasets.load(&objects, &digest)?;
-        Ok::<_, BackgroundRunError>(prepare_execution(
-            &for_spec,
-            &loaded.table,
-            &digest,
-            ImageSize::default(),
-        )?)
-    })
-    .await
-    .map_err(ReadError::from)??;
-    context
-        .execution
-        .execute(
-            &revision.id,
-            key,
-            &spec,
-            prepared.script.bytes.clone(),
-            Arc::clone(&prepared.snapshot),
-            actor,
-        )
-        .await?;
-    Ok(())
-}
-
-/// Why a run accepted in the background ended without an outcome of its own (logged; the
-/// attempt's evidence says what it can).
-#[derive(Debug, thiserror::Error)]
-enum BackgroundRunError {
-    /// The run slots were closed: the server is shutting down.
-    #[error("the server is shutting down")]
-    ShuttingDown,
-    /// The spec or the revision could not be read.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    /// The stored upload could not be read again.
-    #[error("reading the stored upload: {0}")]
-    Upload(#[from] FileReadError),
-    /// Script and snapshot could not be prepared.
-    #[error(transparent)]
-    Prepare(#[from] PrepareError),
-    /// The governed execution failed.
-    #[error(transparent)]
-    Execute(#[from] ServiceError),
 }
 
 /// The confirmed spec stored under `spec_hash`, checked against its hash.
@@ -344,33 +275,34 @@ pub async fn stored_spec(database: &Database, spec_hash: &str) -> Result<PlotSpe
 /// Where revision `id`'s execution stands; `None` when there is no such revision.
 pub async fn status_of_revision(
     database: &Database,
-    board: &RunBoard,
     id: &RevisionId,
 ) -> Result<Option<RunStatus>, ReadError> {
     let key = id.clone();
     let found = on_database(database, move |connection| get_revision(connection, &key)).await?;
     match found {
-        Some(revision) => run_status(database, board, &revision).await.map(Some),
+        Some(revision) => run_status(database, &revision).await.map(Some),
         None => Ok(None),
     }
 }
 
-/// Where `revision`'s execution stands: the board's live phase, else what the database holds.
-pub async fn run_status(
-    database: &Database,
-    board: &RunBoard,
-    revision: &Revision,
-) -> Result<RunStatus, ReadError> {
+/// Where `revision`'s execution stands: its request in the queue (queued with its position,
+/// or claimed by a runner and in which phase), else its latest attempt.
+pub async fn run_status(database: &Database, revision: &Revision) -> Result<RunStatus, ReadError> {
     match revision.status {
         RevisionStatus::ExperimentalDraft => return Ok(RunStatus::NotExecutable),
         RevisionStatus::Verified | RevisionStatus::Approved => return Ok(RunStatus::Verified),
         RevisionStatus::Draft => {}
     }
-    if let Some(live) = board.live_status(&revision.id) {
-        return Ok(live);
-    }
     let id = revision.id.clone();
-    let latest = on_database(database, move |connection| latest_attempt(connection, &id)).await?;
+    let (open, latest) = on_database(database, move |connection| {
+        let open = open_request(connection, &id)?;
+        let latest = latest_attempt(connection, &id)?;
+        Ok::<_, crate::store::repository::RepositoryError>((open, latest))
+    })
+    .await?;
+    if let Some((request, position)) = open {
+        return Ok(queued_status(request, position));
+    }
     Ok(match latest {
         None => RunStatus::NotRun,
         Some(attempt) if attempt.state == "active" => RunStatus::Active {
@@ -387,4 +319,44 @@ pub async fn run_status(
             attempt_id: attempt.id.to_string(),
         },
     })
+}
+
+/// The status of a request that is queued or claimed.
+fn queued_status(request: RunRequest, position: usize) -> RunStatus {
+    let attempt_id = request.attempt_id.to_string();
+    if request.state == QueueState::Queued {
+        return RunStatus::Queued {
+            attempt_id,
+            position,
+            requeued_because: request.requeued_because,
+        };
+    }
+    let elapsed_seconds = request
+        .claimed_at
+        .as_deref()
+        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+        .map_or(0, |at| {
+            (chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
+                - at.with_timezone(&chrono::Utc))
+            .num_seconds()
+            .max(0) as u64
+        });
+    let runner = request.runner.as_deref().map(|process| {
+        let process = process.rsplit_once('/').map_or(process, |(p, _)| p);
+        format!("{process} runner {}", request.runner_slot.unwrap_or(0))
+    });
+    match request.phase {
+        Some(RunPhase::Verifying) => RunStatus::Verifying {
+            attempt_id,
+            elapsed_seconds,
+            runner,
+            claim: request.claims,
+        },
+        _ => RunStatus::Running {
+            attempt_id,
+            elapsed_seconds,
+            runner,
+            claim: request.claims,
+        },
+    }
 }

@@ -186,6 +186,7 @@ fn RunSection(detail: RevisionDetail, status: RwSignal<RunStatus>) -> impl IntoV
             status.set(RunStatus::Queued {
                 attempt_id: String::new(),
                 position: 1,
+                requeued_because: None,
             });
         }
     });

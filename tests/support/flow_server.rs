@@ -20,7 +20,7 @@ use adamviz::{
         datasets::DatasetCache,
         drafts::{answer_draft, answers_of},
         execution::{ExecutionService, UploadInfo},
-        runs::{run_status, RunBoard, RunContext},
+        runs::{run_status, QueueSettings, RunContext, RunQueue},
         upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
     },
     store::{db::Database, objects::ObjectStore, repository::get_revision},
@@ -101,13 +101,16 @@ pub fn server_with(max_concurrent: usize, rscript: Option<&str>) -> Server {
         config.rscript = PathBuf::from(rscript);
     }
     std::fs::create_dir_all(&config.work_root).unwrap();
-    let board = Arc::new(RunBoard::new(max_concurrent));
+    let queue = Arc::new(RunQueue::new(QueueSettings {
+        local_runners: max_concurrent,
+        ..QueueSettings::default()
+    }));
     let execution = ExecutionService::new(
         database.clone(),
         objects.clone(),
         Arc::new(Runner::new(config)),
     )
-    .observed_by(board.observer());
+    .observed_by(queue.observer());
     let account = Account {
         id: 7,
         name: "ann".to_owned(),
@@ -121,7 +124,7 @@ pub fn server_with(max_concurrent: usize, rscript: Option<&str>) -> Server {
     Server {
         run: RunContext {
             execution,
-            board,
+            queue,
             datasets: Arc::new(DatasetCache::new(2)),
         },
         upload: UploadInfo {
@@ -166,9 +169,7 @@ impl Server {
             .await
             .unwrap()
             .unwrap();
-        run_status(&self.database, &self.run.board, &revision)
-            .await
-            .unwrap()
+        run_status(&self.database, &revision).await.unwrap()
     }
 
     pub async fn settled(&self, id: &RevisionId) -> RunStatus {

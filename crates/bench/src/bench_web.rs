@@ -21,7 +21,7 @@ use adamviz::{
         account::{Account, Role},
         dataset::DatasetSummary,
         ids::RevisionId,
-        revision::RevisionStatus,
+        revision::RunStatus,
     },
     evidence::actor::Actor,
     server::{
@@ -33,10 +33,10 @@ use adamviz::{
         accounts,
         confirm::{confirm, ConfirmRequest, Confirmed},
         datasets::{self, LoadedDataset},
-        runs::{start_run, RunContext},
+        runs::{start_run, status_of_revision},
         upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
     },
-    store::{db::Database, objects::ObjectStore, repository::get_revision},
+    store::{db::Database, objects::ObjectStore},
 };
 
 /// Options of `adamviz-bench web`.
@@ -301,21 +301,13 @@ impl Installation {
     async fn verified_revision(&self) -> anyhow::Result<RevisionId> {
         let (database, context) = (&self.database, &self.context);
         let id = self.confirmed().await?;
-        let run = RunContext {
-            execution: context.execution.clone(),
-            board: context.runs.clone(),
-            datasets: context.datasets.clone(),
-        };
+        let run = context.run_context();
         start_run(&run, &id, "bench-run-0001", Actor::web(&self.account)).await?;
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
-            let key = id.clone();
-            let status = database
-                .call(move |c| get_revision(c, &key).map_err(anyhow::Error::from))
-                .await?
-                .map(|r| r.status);
-            let running = context.runs.live_status(&id).is_some();
-            if status == Some(RevisionStatus::Verified) && !running {
+            let status = status_of_revision(database, &id).await?;
+            let running = status.as_ref().is_some_and(RunStatus::is_moving);
+            if status == Some(RunStatus::Verified) {
                 return Ok(id);
             }
             anyhow::ensure!(

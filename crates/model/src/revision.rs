@@ -60,26 +60,41 @@ pub enum RunStatus {
     NotRun,
     /// Free y-scales: a preview only, never executed.
     NotExecutable,
-    /// Waiting for a runner slot.
+    /// Waiting for a runner.
     Queued {
         /// The attempt.
         attempt_id: String,
         /// 1 for the next to run.
         position: usize,
+        /// Why it is queued again, after a runner was lost.
+        #[serde(default)]
+        requeued_because: Option<String>,
     },
-    /// R is running.
+    /// A runner prepares the inputs, or R is running.
     Running {
         /// The attempt.
         attempt_id: String,
-        /// Since the run started.
+        /// Since the runner claimed it.
         elapsed_seconds: u64,
+        /// Which runner (host, process and runner number).
+        #[serde(default)]
+        runner: Option<String>,
+        /// Which try: 2 and up after a lost runner.
+        #[serde(default)]
+        claim: u32,
     },
     /// R has ended; the checks run.
     Verifying {
         /// The attempt.
         attempt_id: String,
-        /// Since the run started.
+        /// Since the runner claimed it.
         elapsed_seconds: u64,
+        /// Which runner (host, process and runner number).
+        #[serde(default)]
+        runner: Option<String>,
+        /// Which try: 2 and up after a lost runner.
+        #[serde(default)]
+        claim: u32,
     },
     /// An attempt is active elsewhere (another process, e.g. the command line).
     Active {
@@ -116,18 +131,46 @@ impl RunStatus {
             Self::NotExecutable => {
                 "Not executable: free y-scales make this an Experimental/Draft revision".to_owned()
             }
-            Self::Queued { position, .. } => format!("Queued (position {position})"),
+            Self::Queued {
+                position,
+                requeued_because,
+                ..
+            } => match requeued_because {
+                Some(why) => format!("Queued again (position {position}): {why}"),
+                None => format!("Queued (position {position})"),
+            },
             Self::Running {
-                elapsed_seconds, ..
-            } => format!("Running ({elapsed_seconds} s)"),
+                elapsed_seconds,
+                runner,
+                claim,
+                ..
+            } => format!(
+                "Running ({elapsed_seconds} s){}",
+                where_and_which_try(runner.as_deref(), *claim)
+            ),
             Self::Verifying {
-                elapsed_seconds, ..
-            } => format!("Verifying ({elapsed_seconds} s)"),
+                elapsed_seconds,
+                runner,
+                claim,
+                ..
+            } => format!(
+                "Verifying ({elapsed_seconds} s){}",
+                where_and_which_try(runner.as_deref(), *claim)
+            ),
             Self::Active { attempt_id } => format!("Running elsewhere (attempt {attempt_id})"),
             Self::Verified => "Verified".to_owned(),
             Self::Failed { reason, .. } => format!("Failed: {reason}"),
         }
     }
+}
+
+/// " on RUNNER", and ", try N after a lost runner" from the second try on.
+fn where_and_which_try(runner: Option<&str>, claim: u32) -> String {
+    let mut text = runner.map(|r| format!(" on {r}")).unwrap_or_default();
+    if claim > 1 {
+        text.push_str(&format!(", try {claim} after a lost runner"));
+    }
+    text
 }
 
 /// One revision in the list.

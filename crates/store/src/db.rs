@@ -55,6 +55,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "login_failure_windows",
         include_str!("migrations/0009_login_failure_windows.sql"),
     ),
+    (
+        10,
+        "run_queue",
+        include_str!("migrations/0010_run_queue.sql"),
+    ),
 ];
 
 /// Opens the database file at `path` for reading only: no migration, no change of journal mode

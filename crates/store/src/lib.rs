@@ -23,5 +23,6 @@ pub mod objects;
 pub mod owner;
 pub mod repository;
 pub mod revision_views;
+pub mod run_queue;
 pub mod sessions;
 pub mod signatures;

@@ -174,6 +174,9 @@ pub enum RepositoryError {
         /// Why.
         detail: String,
     },
+    /// A stored row is not what adamviz wrote (or vanished under the transaction).
+    #[error("stored state is unreadable: {0}")]
+    Stored(String),
     /// The evidence record of a change could not be appended.
     #[error(transparent)]
     Evidence(#[from] AppendEvidenceError),

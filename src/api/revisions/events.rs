@@ -32,7 +32,7 @@ pub async fn status_of(
     context: &ApiContext,
     revision: &RevisionId,
 ) -> Result<Option<RunStatus>, AppError> {
-    status_of_revision(&context.database, &context.runs, revision)
+    status_of_revision(&context.database, revision)
         .await
         .map_err(internal)
 }

@@ -43,7 +43,6 @@ pub fn sources(
     crate::service::revisions::RevisionSources {
         database: context.database.clone(),
         objects: context.objects.clone(),
-        board: context.runs.clone(),
         datasets: context.datasets.clone(),
     }
 }
@@ -85,17 +84,13 @@ pub async fn run_revision(
         api::boundary::*,
         domain::account::Role,
         evidence::actor::Actor,
-        service::runs::{start_run, RunContext, StartRunError},
+        service::runs::{start_run, StartRunError},
     };
     boundary(async move {
         let account = require(&[Role::Author]).await?;
         let context = context()?;
         let id = self::revision_id(&revision_id)?;
-        let run = RunContext {
-            execution: context.execution.clone(),
-            board: context.runs.clone(),
-            datasets: context.datasets.clone(),
-        };
+        let run = context.run_context();
         let attempt = start_run(&run, &id, &idempotency_key, Actor::web(&account))
             .await
             .map_err(|error| match error {

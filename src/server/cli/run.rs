@@ -11,7 +11,9 @@ use crate::{
     ingest::table::Table,
     runner::{sandbox::IsolationPolicy, Runner, RunnerConfig},
     service::{
+        datasets::DatasetCache,
         execution::{ExecutionOutcome, ExecutionService, UploadInfo},
+        runs::{run_request_now, QueueSettings, RunContext, RunQueue},
         upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
     },
     store::{
@@ -124,16 +126,19 @@ pub async fn run_governed(args: RunArgs) -> anyhow::Result<()> {
         println!("free y-scales: Experimental/Draft, no governed execution");
         return Ok(());
     }
-    let outcome = service
-        .execute(
-            &made.revision.id,
-            &args.idempotency_key,
-            &spec,
-            made.prepared.script.bytes.clone(),
-            Arc::clone(&made.prepared.snapshot),
-            &actor,
-        )
-        .await?;
+    // Through the run queue like a Run pressed on the web: the request is recorded first and
+    // claimed by this process at once, so if it dies a server's runners take the run up.
+    let queue = Arc::new(RunQueue::new(QueueSettings {
+        local_runners: 0,
+        ..QueueSettings::default()
+    }));
+    let context = RunContext {
+        execution: service.observed_by(queue.observer()),
+        queue,
+        datasets: Arc::new(DatasetCache::new(1)),
+    };
+    let outcome =
+        run_request_now(&context, &made.revision.id, &args.idempotency_key, actor).await?;
     print_outcome(&outcome);
     if outcome.revision.status != RevisionStatus::Verified {
         bail!("revision {} did not become Verified", outcome.revision.id);
