@@ -817,8 +817,12 @@ mod run_queue_rules {
             attempt_id_for(&revision.id, "press-0001#claim2")
         );
         assert_eq!(attempt_key("press-0001", 2), "press-0001#claim2");
-        // A live runner of this host is not lost, whatever its lease says.
-        assert!(recover(&f, FAR).is_empty());
+        // A live runner of this host is not lost while its lease holds; once it stops renewing
+        // (stuck, or its task gone), it is.
+        assert!(recover(&f, "2998-12-31T00:00:00.000000Z").is_empty());
+        let recovered = recover(&f, "2999-01-01T00:00:01.000000Z");
+        assert_eq!(recovered.len(), 1);
+        assert_eq!(recovered[0].attempt_id, second.attempt_id);
     }
 
     #[test]
@@ -855,5 +859,45 @@ mod run_queue_rules {
         assert!(done.outcome.unwrap().starts_with(
             "not run: its runner (another-host/4242/1 runner 3) was lost during claim 2"
         ));
+    }
+
+    #[test]
+    fn a_process_stopped_on_purpose_gives_its_claims_back_without_using_up_a_try() {
+        let f = Fixture::new();
+        let revision = f.revision(false);
+        enqueue(&f, &revision.id, "press-0001");
+        let me = Claimant::of_this_process(1);
+        let claimed = claim_as(&f, &me, FAR).unwrap();
+        let StartOutcome::Started(attempt) = f.start(&revision.id, "press-0001", 11).unwrap()
+        else {
+            panic!("the claim's attempt starts")
+        };
+        let mut connection = f.database.connection().unwrap();
+        let transaction = connection.transaction().unwrap();
+        let released = release_claims_of(&transaction, &me.process, "stopped by SIGTERM").unwrap();
+        transaction.commit().unwrap();
+        assert_eq!(released, 1);
+        assert_eq!(
+            get_attempt(&connection, &attempt.id)
+                .unwrap()
+                .unwrap()
+                .state,
+            "failed"
+        );
+        let again = request_by_seq(&connection, claimed.seq).unwrap().unwrap();
+        assert_eq!(
+            (again.state, again.claims, again.max_claims),
+            (QueueState::Queued, 1, 3)
+        );
+        assert_eq!(
+            again.requeued_because.as_deref(),
+            Some("stopped by SIGTERM")
+        );
+        drop(connection);
+        let next = claim_as(&f, &me, FAR).unwrap();
+        assert_eq!(
+            next.attempt_id,
+            attempt_id_for(&revision.id, "press-0001#claim2")
+        );
     }
 }

@@ -18,6 +18,7 @@ pub mod reproduce;
 pub mod run;
 pub mod spec;
 pub mod users;
+pub mod worker;
 
 /// adamviz: governed clinical-trial plots from ADaM data.
 #[derive(Debug, Parser)]
@@ -48,6 +49,9 @@ pub enum Command {
     Execute(execute::ExecuteArgs),
     /// The whole governed path, headless: materialize, execute, verify, and print the outcome.
     Run(run::RunArgs),
+    /// Take runs from the installation's queue and run them in the sandboxed R, as a server's
+    /// runners do, until SIGINT or SIGTERM (a server started with `--runners 0` only serves).
+    Worker(worker::WorkerArgs),
     /// Run a Verified or Approved revision's retained result again and record the outcome
     /// (exit 1 when it does not reproduce).
     Reproduce(reproduce::ReproduceArgs),
@@ -111,9 +115,17 @@ pub struct ServeArgs {
     #[arg(long, env = "ADAMVIZ_TEMPORARY_PASSWORD_HOURS", default_value_t = crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS, value_parser = clap::value_parser!(i64).range(1..=24 * 90))]
     pub temporary_password_hours: i64,
 
-    /// Runners this server starts: each claims queued runs from the database and runs them in
-    /// R, one at a time (default: one per core). 0: the server only serves, and runs wait for
-    /// a runner elsewhere.
+    /// The run queue: this server's runners, leases, retries.
+    #[command(flatten)]
+    pub queue: QueueArgs,
+}
+
+/// How a process takes part in the run queue (`serve` and `worker`).
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    /// Runners this process starts: each claims queued runs from the database and runs them in
+    /// R, one at a time (default: one per core). 0: it takes no runs (a server that only serves;
+    /// runs wait for a runner elsewhere).
     #[arg(long, env = "ADAMVIZ_RUNNERS")]
     pub runners: Option<usize>,
 
@@ -128,6 +140,21 @@ pub struct ServeArgs {
     pub run_max_claims: u32,
 }
 
+impl QueueArgs {
+    /// The queue settings these flags give.
+    pub fn settings(&self) -> crate::service::runs::QueueSettings {
+        let defaults = crate::service::runs::QueueSettings::default();
+        let lease = std::time::Duration::from_secs(self.run_lease_seconds);
+        crate::service::runs::QueueSettings {
+            local_runners: self.runners.unwrap_or(defaults.local_runners),
+            max_claims: self.run_max_claims,
+            lease,
+            heartbeat: lease / 6,
+            ..defaults
+        }
+    }
+}
+
 /// Runs one parsed command line to completion.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -137,14 +164,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             config.public_url = args.public_url;
             config.upload_limit = args.upload_limit;
             config.temporary_password_hours = args.temporary_password_hours;
-            let lease = std::time::Duration::from_secs(args.run_lease_seconds);
-            config.queue = crate::service::runs::QueueSettings {
-                local_runners: args.runners.unwrap_or(config.queue.local_runners),
-                max_claims: args.run_max_claims,
-                lease,
-                heartbeat: lease / 6,
-                ..config.queue
-            };
+            config.queue = args.queue.settings();
             config.sessions = crate::api::boundary::SessionSettings {
                 idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
                 absolute_lifetime: std::time::Duration::from_secs(
@@ -162,6 +182,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Execute(args) => execute::run_execute(args).await,
         Command::Ledger(command) => ledger::run(command),
         Command::Run(args) => run::run_governed(args).await,
+        Command::Worker(args) => worker::run(args).await,
         Command::Reproduce(args) => reproduce::run(args).await,
         Command::Revisions(command) => run::run_revisions(command),
         Command::Users(command) => users::run(command),

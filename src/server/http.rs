@@ -233,7 +233,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             .is_some_and(|url| url.to_ascii_lowercase().starts_with("https://")),
     };
     // Runs accepted before a crash or a restart resume by themselves.
-    state.api.run_context().ensure_local_runners();
+    let runs = state.api.run_context();
+    runs.ensure_local_runners();
     tracing::info!(
         runners = config.queue.local_runners,
         "run queue: this server's runners claim queued runs"
@@ -250,6 +251,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     )
     .with_graceful_shutdown(shutdown)
     .await?;
+    crate::service::runs::release_this_process_claims(&runs).await;
     tracing::info!("adamviz stopped");
     Ok(())
 }
@@ -325,7 +327,7 @@ async fn setup_token(
 
 /// Registers SIGINT and SIGTERM handlers now (so a signal that arrives before the server is
 /// polled is not lost to the default action) and returns a future that completes at the first.
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;

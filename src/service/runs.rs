@@ -31,14 +31,17 @@ use crate::{
     evidence::actor::Actor,
     store::{
         db::{Database, DatabaseError},
-        repository::{get_revision, get_spec, latest_attempt, Revision},
-        run_queue::{enqueue_run, open_request, QueueState, RunPhase, RunRequest},
+        repository::{get_attempt, get_revision, get_spec, latest_attempt, Revision},
+        run_queue::{
+            claim_request, enqueue_run, latest_request, open_request, Claimant, QueueState,
+            RunPhase, RunRequest,
+        },
     },
 };
 
 mod runner;
 
-pub use runner::{run_request_now, spawn_runners};
+pub use runner::{release_this_process_claims, run_request_now, spawn_runners};
 
 /// How the queue's runners behave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,20 +192,23 @@ pub async fn start_run(
     if !valid_key(key) {
         return Err(StartRunError::BadKey);
     }
-    let request = queue_run(context, revision_id, key, actor).await?;
+    let (request, _) = queue_run(context, revision_id, key, actor, None).await?;
     context.ensure_local_runners();
     context.queue.wake.notify_waiters();
     Ok(request.attempt_id)
 }
 
-/// Records the request (or finds the one it joins) without waking anyone. A key may not hold
-/// `#`, which names the attempts of retries (see `store::run_queue::attempt_key`).
+/// Records the request (or finds the one it joins) without waking anyone, and, with a claimant
+/// and its lease's end, claims it in the same transaction if it is queued (the claimed request;
+/// `None` when another runner holds it). A key may not hold `#`, which names the attempts of
+/// retries (see `store::run_queue::attempt_key`).
 pub async fn queue_run(
     context: &RunContext,
     revision_id: &RevisionId,
     key: &str,
     actor: Actor,
-) -> Result<RunRequest, StartRunError> {
+    claim_for: Option<(&Claimant, &str)>,
+) -> Result<(RunRequest, Option<RunRequest>), StartRunError> {
     if key.is_empty() || key.contains('#') {
         return Err(StartRunError::BadKey);
     }
@@ -219,15 +225,19 @@ pub async fn queue_run(
         key.to_owned(),
         context.queue.settings.max_claims,
     );
-    let (request, _new) = on_database(&database, move |connection| {
+    let claim_for = claim_for.map(|(claimant, lease)| (claimant.clone(), lease.to_owned()));
+    on_database(&database, move |connection| {
         let transaction = connection.transaction()?;
-        let queued = enqueue_run(&transaction, &id, &key, &actor, max_claims)?;
+        let (request, _new) = enqueue_run(&transaction, &id, &key, &actor, max_claims)?;
+        let claimed = match &claim_for {
+            Some((claimant, lease)) => claim_request(&transaction, request.seq, claimant, lease)?,
+            None => None,
+        };
         transaction.commit()?;
-        Ok::<_, crate::store::repository::RepositoryError>(queued)
+        Ok::<_, crate::store::repository::RepositoryError>((request, claimed))
     })
     .await
-    .map_err(|e| StartRunError::Internal(e.to_string()))?;
-    Ok(request)
+    .map_err(|e| StartRunError::Internal(e.to_string()))
 }
 
 /// Runs `work` on a pooled connection off the async executor.
@@ -294,14 +304,33 @@ pub async fn run_status(database: &Database, revision: &Revision) -> Result<RunS
         RevisionStatus::Draft => {}
     }
     let id = revision.id.clone();
-    let (open, latest) = on_database(database, move |connection| {
+    let (open, latest, ended_without_attempt) = on_database(database, move |connection| {
         let open = open_request(connection, &id)?;
         let latest = latest_attempt(connection, &id)?;
-        Ok::<_, crate::store::repository::RepositoryError>((open, latest))
+        // The newest request, when it ended before its claim's attempt started (the spec or
+        // the stored upload unreadable, the runner lost before R): its outcome is the news.
+        let ended_without_attempt = latest_request(connection, &id)?.filter(|request| {
+            request.state == QueueState::Done
+                && !request
+                    .outcome
+                    .as_deref()
+                    .is_some_and(|o| o.starts_with("verified"))
+                && get_attempt(connection, &request.attempt_id)
+                    .ok()
+                    .flatten()
+                    .is_none()
+        });
+        Ok::<_, crate::store::repository::RepositoryError>((open, latest, ended_without_attempt))
     })
     .await?;
     if let Some((request, position)) = open {
         return Ok(queued_status(request, position));
+    }
+    if let Some(request) = ended_without_attempt {
+        return Ok(RunStatus::Failed {
+            attempt_id: request.attempt_id.to_string(),
+            reason: request.outcome.unwrap_or_default(),
+        });
     }
     Ok(match latest {
         None => RunStatus::NotRun,

@@ -11,7 +11,7 @@ use crate::{
     domain::ids::{AttemptId, RevisionId},
     evidence::actor::Actor,
     ledger::utc_now,
-    owner::{is_abandoned, ProcessIdentity},
+    owner::ProcessIdentity,
     repository::{
         attempt_id_for, fail_attempt, get_attempt, get_revision, id_at, RepositoryError,
         RevisionStatus,
@@ -375,6 +375,52 @@ pub fn finish_claim(
     Ok(changed == 1)
 }
 
+/// Ends attempt `attempt_id` as failed with `why` if it is active (a lost claim's attempt, or
+/// the attempt of a run this process stopped because its claim was lost); `true` if it did.
+pub fn end_attempt_if_active(
+    transaction: &Transaction<'_>,
+    attempt_id: &AttemptId,
+    why: &str,
+) -> Result<bool, RepositoryError> {
+    if get_attempt(transaction, attempt_id)?.is_some_and(|a| a.state == "active") {
+        fail_attempt(transaction, attempt_id, why, None, &Actor::system())?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// The newest request of `revision_id`, whatever its state.
+pub fn latest_request(
+    connection: &Connection,
+    revision_id: &RevisionId,
+) -> Result<Option<RunRequest>, RepositoryError> {
+    Ok(connection
+        .query_row(
+            &format!(
+                "SELECT {COLUMNS} FROM run_queue WHERE revision_id = ?1 ORDER BY seq DESC LIMIT 1"
+            ),
+            [revision_id.as_str()],
+            request_at,
+        )
+        .optional()?)
+}
+
+/// Whether `request`'s claim is lost at `now`: its lease expired (a live runner renews it every
+/// heartbeat, so one that stopped renewing — stuck, or its task gone — loses it wherever it
+/// runs), or its process is known gone from this host (no need to wait for the lease).
+fn claim_is_lost(request: &RunRequest, now: &str) -> bool {
+    let expired = request
+        .lease_until
+        .as_deref()
+        .is_none_or(|lease| lease < now);
+    let gone = request
+        .runner
+        .as_deref()
+        .and_then(ProcessIdentity::from_column)
+        .is_none_or(|runner| runner.is_gone() == Some(true));
+    expired || gone
+}
+
 /// A claim found lost by [`recover_lost_claims`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveredClaim {
@@ -388,10 +434,9 @@ pub struct RecoveredClaim {
     pub requeued: bool,
 }
 
-/// Finds the claims whose runner is lost at `now` — its process gone from this host, or, for a
-/// runner elsewhere, its lease expired — ends each one's attempt as failed (when still active)
-/// and gives the request back to the queue at its old place, or ends it when its claims are
-/// used up.
+/// Finds the claims whose runner is lost at `now` (see [`claim_is_lost`]), ends each one's
+/// attempt as failed (when still active) and gives the request back to the queue at its old
+/// place, or ends it when its claims are used up.
 pub fn recover_lost_claims(
     transaction: &Transaction<'_>,
     now: &str,
@@ -405,11 +450,7 @@ pub fn recover_lost_claims(
     };
     let mut recovered = Vec::new();
     for request in claimed {
-        if !is_abandoned(
-            request.runner.as_deref(),
-            request.lease_until.as_deref(),
-            now,
-        ) {
+        if !claim_is_lost(&request, now) {
             continue;
         }
         let why = format!(
@@ -419,15 +460,7 @@ pub fn recover_lost_claims(
             request.claims,
             request.lease_until.as_deref().unwrap_or("?"),
         );
-        if get_attempt(transaction, &request.attempt_id)?.is_some_and(|a| a.state == "active") {
-            fail_attempt(
-                transaction,
-                &request.attempt_id,
-                &why,
-                None,
-                &Actor::system(),
-            )?;
-        }
+        end_attempt_if_active(transaction, &request.attempt_id, &why)?;
         // A runner lost after its run was committed (the revision promoted) left nothing to do.
         let still_draft = get_revision(transaction, &request.revision_id)?
             .is_some_and(|revision| revision.status == RevisionStatus::Draft);
@@ -464,4 +497,33 @@ pub fn recover_lost_claims(
         });
     }
     Ok(recovered)
+}
+
+/// Gives every claim of `process` back to the queue when that process stops on purpose (SIGTERM,
+/// SIGINT): each claim's attempt ends failed with `why`, and the request is queued again at its
+/// old place with one more claim allowed, so a restart or a deploy does not use up a run's tries
+/// (a lost runner does). Returns how many claims were given back.
+pub fn release_claims_of(
+    transaction: &Transaction<'_>,
+    process: &str,
+    why: &str,
+) -> Result<usize, RepositoryError> {
+    let claimed: Vec<RunRequest> = {
+        let mut statement = transaction.prepare(&format!(
+            "SELECT {COLUMNS} FROM run_queue WHERE state = 'claimed' AND runner = ?1 ORDER BY seq"
+        ))?;
+        let rows = statement.query_map([process], request_at)?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for request in &claimed {
+        end_attempt_if_active(transaction, &request.attempt_id, why)?;
+        transaction.execute(
+            "UPDATE run_queue SET state = 'queued', runner = NULL, runner_slot = NULL,
+                    phase = NULL, claimed_at = NULL, lease_until = NULL,
+                    max_claims = max_claims + 1, requeued_because = ?2
+             WHERE seq = ?1 AND state = 'claimed'",
+            params![request.seq, why],
+        )?;
+    }
+    Ok(claimed.len())
 }

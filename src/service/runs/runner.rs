@@ -17,8 +17,8 @@ use crate::{
         ledger::utc_now,
         repository::{AttemptLease, RepositoryError},
         run_queue::{
-            attempt_key, claim_next, claim_request, finish_claim, recover_lost_claims, renew_claim,
-            Claimant,
+            attempt_key, claim_next, claim_request, end_attempt_if_active, finish_claim,
+            recover_lost_claims, release_claims_of, renew_claim, Claimant,
         },
     },
 };
@@ -38,7 +38,14 @@ async fn runner_loop(context: RunContext, slot: u32) {
         let woken = context.queue.wake.notified();
         match claim(&context, &claimant, None).await {
             Ok(Some(request)) => {
-                run_claimed(&context, &claimant, request).await;
+                // A task of its own: a panic in one run ends that run, not this runner. Its
+                // claim, no longer renewed, is found lost when its lease expires.
+                let (attempt, run) = (request.attempt_id.clone(), context.clone());
+                let claimant = claimant.clone();
+                let task = tokio::spawn(async move { run_claimed(&run, &claimant, request).await });
+                if let Err(error) = task.await {
+                    tracing::error!(attempt = %attempt, %error, slot, "a run's task ended abnormally; its claim goes back to the queue when its lease expires");
+                }
             }
             Ok(None) => {
                 let _ = tokio::time::timeout(context.queue.settings.idle_poll, woken).await;
@@ -92,14 +99,13 @@ pub async fn run_request_now(
     key: &str,
     actor: Actor,
 ) -> Result<ExecutionOutcome, RunRequestError> {
-    let request = queue_run(context, revision_id, key, actor)
+    let claimant = Claimant::of_this_process(0);
+    let lease = lease_until(context.queue.settings.lease);
+    // Recorded and claimed in one transaction: no runner elsewhere can take it in between.
+    let (request, claimed) = queue_run(context, revision_id, key, actor, Some((&claimant, &lease)))
         .await
         .map_err(RunRequestError::Start)?;
-    let claimant = Claimant::of_this_process(0);
-    let claimed = claim(context, &claimant, Some(request.seq))
-        .await
-        .map_err(RunRequestError::Queue)?
-        .ok_or(RunRequestError::ClaimedElsewhere(request.attempt_id))?;
+    let claimed = claimed.ok_or(RunRequestError::ClaimedElsewhere(request.attempt_id))?;
     let seq = claimed.seq;
     let attempt_id = claimed.attempt_id.clone();
     let outcome = run_with_heartbeat(context, &claimant, &claimed).await;
@@ -166,6 +172,25 @@ async fn run_with_heartbeat(
     context.queue.with_phases(|all| {
         all.remove(&request.attempt_id);
     });
+    if matches!(end, ClaimEnd::Lost) {
+        // The run stopped (its R killed with it); its attempt, if it got as far as starting
+        // one, must not stay active and block the next claim's.
+        let attempt = request.attempt_id.clone();
+        let ended = on_database(context.execution.database(), move |connection| {
+            let transaction = connection.transaction()?;
+            let ended = end_attempt_if_active(
+                &transaction,
+                &attempt,
+                "this runner's claim was found lost and given back to the queue; the run stopped",
+            )?;
+            transaction.commit()?;
+            Ok::<_, RepositoryError>(ended)
+        })
+        .await;
+        if let Err(error) = ended {
+            tracing::error!(attempt = %request.attempt_id, %error, "could not end the attempt of a stopped run");
+        }
+    }
     end
 }
 
@@ -178,10 +203,21 @@ async fn keep_claim(
     mut phases: watch::Receiver<Option<RunPhase>>,
 ) {
     let settings = context.queue.settings;
+    // Once the phases' sender is gone, only the heartbeat wakes this loop (a closed channel
+    // would answer at once, every time).
+    let mut phases_open = true;
     loop {
-        let phase_changed = tokio::select! {
-            changed = phases.changed() => changed.is_ok(),
-            () = tokio::time::sleep(settings.heartbeat) => false,
+        let phase_changed = if phases_open {
+            tokio::select! {
+                changed = phases.changed() => {
+                    phases_open = changed.is_ok();
+                    phases_open
+                }
+                () = tokio::time::sleep(settings.heartbeat) => false,
+            }
+        } else {
+            tokio::time::sleep(settings.heartbeat).await;
+            false
         };
         let phase = if phase_changed {
             *phases.borrow_and_update()
@@ -227,13 +263,28 @@ async fn record_end(
             Err(error) => format!("failed: {error}"),
         },
     };
-    let (attempt, claimant) = (attempt_id.clone(), claimant.clone());
-    let finished = on_database(context.execution.database(), move |connection| {
-        finish_claim(connection, seq, &attempt, &claimant, &outcome)
-    })
-    .await;
-    if let Err(error) = finished {
-        tracing::error!(attempt = %attempt_id, %error, "could not record how a run ended; the claim will be found lost and retried");
+    // A busy database is retried; a claim left unfinished would be found lost when its lease
+    // expires and run again (its attempt ended, so as a new attempt).
+    for try_number in 1..=5 {
+        let (attempt, claimant, outcome) = (attempt_id.clone(), claimant.clone(), outcome.clone());
+        let finished = on_database(context.execution.database(), move |connection| {
+            finish_claim(connection, seq, &attempt, &claimant, &outcome)
+        })
+        .await;
+        match finished {
+            Ok(true) => return,
+            Ok(false) => {
+                tracing::warn!(attempt = %attempt_id, "a run ended after its claim was given back to the queue; its outcome stays with its attempt");
+                return;
+            }
+            Err(error) if try_number < 5 => {
+                tracing::warn!(attempt = %attempt_id, %error, "could not record how a run ended; trying again");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(error) => {
+                tracing::error!(attempt = %attempt_id, %error, "could not record how a run ended; the claim goes back to the queue when its lease expires")
+            }
+        }
     }
 }
 
@@ -299,4 +350,28 @@ pub enum RunError {
     /// The governed execution failed.
     #[error(transparent)]
     Execute(#[from] ServiceError),
+}
+
+/// Gives this process's claims back to the queue as it stops on purpose (see
+/// `store::run_queue::release_claims_of`); the runs in flight stop with the process.
+pub async fn release_this_process_claims(context: &RunContext) {
+    let process = Claimant::of_this_process(0).process;
+    let released = on_database(context.execution.database(), move |connection| {
+        let transaction = connection.transaction()?;
+        let released = release_claims_of(
+            &transaction,
+            &process,
+            "the process running it was stopped (SIGTERM or SIGINT); it runs again as a new attempt",
+        )?;
+        transaction.commit()?;
+        Ok::<_, RepositoryError>(released)
+    })
+    .await;
+    match released {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "runs in progress given back to the queue"),
+        Err(error) => {
+            tracing::error!(%error, "could not give this process's runs back to the queue; they go back when their leases expire")
+        }
+    }
 }

@@ -179,8 +179,50 @@ pub fn next_run_uid() -> u32 {
 }
 
 /// Kills every process running as `uid` (what a run left behind: its own children, a fork
-/// bomb's survivors). A short-lived helper takes the uid and signals all its processes.
+/// bomb's survivors), again while any is left: a process forked while `kill(-1)` walked the
+/// process list can miss the signal. Bounded (a machine that cannot kill them is not waited on
+/// for ever); normally one round does it.
 pub fn kill_all_of_uid(uid: u32) {
+    for _ in 0..20 {
+        signal_all_of_uid(uid);
+        if !uid_has_live_processes(uid) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Whether a process that is not a zombie runs with real uid `uid` (from `/proc`).
+fn uid_has_live_processes(uid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let is_pid = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+        if !is_pid {
+            return false;
+        }
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            return false;
+        };
+        let real_uid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|u| u.parse::<u32>().ok());
+        let zombie = status
+            .lines()
+            .find_map(|l| l.strip_prefix("State:"))
+            .is_some_and(|state| state.trim_start().starts_with('Z'));
+        real_uid == Some(uid) && !zombie
+    })
+}
+
+/// A short-lived helper takes the uid and signals all its processes.
+fn signal_all_of_uid(uid: u32) {
     use std::os::unix::process::CommandExt;
     let mut helper = std::process::Command::new("/bin/true");
     helper.uid(uid).gid(uid);

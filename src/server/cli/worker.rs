@@ -1,0 +1,87 @@
+//! `adamviz worker`: a process that takes runs from an installation's queue and runs them in the
+//! sandboxed R, exactly as a server's runners do (claim, heartbeat, verify, store, complete),
+//! sharing nothing with the servers but the database and the object store. A worker stopped or
+//! killed mid-run leaves its claim to be found lost: the run goes back to the queue.
+
+use std::{path::PathBuf, sync::Arc};
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::{run::warn_if_best_effort, QueueArgs};
+use crate::{
+    runner::{sandbox::IsolationPolicy, Runner, RunnerConfig},
+    service::{
+        datasets::DatasetCache,
+        execution::ExecutionService,
+        runs::{RunContext, RunQueue},
+    },
+    store::{
+        db::{Database, DATABASE_FILE},
+        objects::ObjectStore,
+    },
+};
+
+/// Options of `adamviz worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The installation's data directory (database and objects), as the server has it.
+    #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
+    pub data_dir: PathBuf,
+    /// `require`: every layer of the sandbox or no run; `best-effort`: run with the layers this
+    /// machine allows (recorded in the evidence, warned about).
+    #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
+    pub isolation: IsolationPolicy,
+    /// The runners, leases and retries.
+    #[command(flatten)]
+    pub queue: QueueArgs,
+}
+
+/// Runs `adamviz worker` until SIGINT or SIGTERM.
+pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
+    let shutdown = crate::server::http::shutdown_signal()
+        .context("cannot install the SIGINT/SIGTERM handlers")?;
+    let settings = args.queue.settings();
+    anyhow::ensure!(
+        settings.local_runners > 0,
+        "--runners 0: a worker without runners would take no run"
+    );
+    let mut runner_config = RunnerConfig::new();
+    runner_config.isolation = args.isolation;
+    let data_dir = args.data_dir.clone();
+    if !data_dir.join(DATABASE_FILE).is_file() {
+        // A worker joins an installation; it never creates one (a typo would otherwise start
+        // an empty queue nobody fills).
+        anyhow::bail!(
+            "{} holds no adamviz installation (no {DATABASE_FILE}): start the server on it first",
+            data_dir.display()
+        );
+    }
+    let work_root = runner_config.work_root.clone();
+    let (database, objects) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let database = Database::open_in(&data_dir)?;
+        let objects = ObjectStore::open(&data_dir)?;
+        crate::service::startup::remove_leftovers(&objects, &work_root)?;
+        Ok((database, objects))
+    })
+    .await??;
+    warn_if_best_effort(args.isolation);
+    let queue = Arc::new(RunQueue::new(settings));
+    let context = RunContext {
+        execution: ExecutionService::new(database, objects, Arc::new(Runner::new(runner_config)))
+            .observed_by(queue.observer()),
+        queue,
+        datasets: Arc::new(DatasetCache::new(2)),
+    };
+    context.ensure_local_runners();
+    tracing::info!(
+        runners = settings.local_runners,
+        data_dir = %args.data_dir.display(),
+        "adamviz worker: taking runs from the queue"
+    );
+    shutdown.await;
+    // Runs in flight go back to the queue and stop with the process (their R is killed with it).
+    crate::service::runs::release_this_process_claims(&context).await;
+    tracing::info!("adamviz worker stopped");
+    Ok(())
+}
