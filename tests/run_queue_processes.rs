@@ -106,7 +106,9 @@ fn runs_accepted_before_a_sigkill_end_verified_after_the_restart_without_a_new_p
         Duration::from_secs(300),
         || {
             ids.iter().all(|id| {
+                // Verified first (the completion's commit), then the runner marks its request done.
                 get_revision(&connection, id).unwrap().unwrap().status == RevisionStatus::Verified
+                    && latest_request(&connection, id).unwrap().unwrap().state == QueueState::Done
             })
         },
     );
@@ -222,7 +224,9 @@ fn a_server_that_only_serves_leaves_runs_queued_and_a_worker_process_runs_them()
         Duration::from_secs(180),
         || {
             ids.iter().all(|id| {
+                // Verified first (the completion's commit), then the runner marks its request done.
                 get_revision(&connection, id).unwrap().unwrap().status == RevisionStatus::Verified
+                    && latest_request(&connection, id).unwrap().unwrap().state == QueueState::Done
             })
         },
     );

@@ -103,7 +103,7 @@ pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
 }
 
 /// One run of the script with plain `Rscript --vanilla`, no runner; its seconds.
-fn bare_run(
+pub(crate) fn bare_run(
     rscript: &Path,
     script_path: &Path,
     csv_path: &Path,

@@ -4,7 +4,9 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_web};
+use crate::{
+    bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_queue, bench_web,
+};
 
 /// adamviz-bench: adamviz's benchmarks (they print figures; a missed target is reported, never
 /// an error).
@@ -31,6 +33,8 @@ pub enum BenchCommand {
     Auth(bench_auth::AuthBenchArgs),
     /// Page and preview latency over HTTP at 1 and 20 clients (release build: `make bench`).
     Web(bench_web::WebBenchArgs),
+    /// Governed runs per minute through the durable run queue against bare Rscript.
+    Queue(bench_queue::QueueBenchArgs),
     /// One measured read + profile, run by `adamviz-bench ingest` in a fresh process.
     #[command(hide = true)]
     BenchChild(bench::BenchChildArgs),
@@ -45,6 +49,7 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCommand::Ledger(args) => bench_ledger::run_ledger_bench(args).await,
         BenchCommand::Auth(args) => bench_auth::run_auth_bench(args).await,
         BenchCommand::Web(args) => bench_web::run_web_bench(args).await,
+        BenchCommand::Queue(args) => bench_queue::run_queue_bench(args).await,
         BenchCommand::BenchChild(args) => bench::run_child(args),
     }
 }

@@ -9,6 +9,7 @@ mod bench_auth;
 mod bench_execute;
 mod bench_governed;
 mod bench_ledger;
+mod bench_queue;
 mod bench_web;
 mod cli;
 

@@ -164,11 +164,11 @@ impl RunStatus {
     }
 }
 
-/// " on RUNNER", and ", try N after a lost runner" from the second try on.
+/// " on RUNNER", and ", try N" from the second try on (after a lost or stopped runner).
 fn where_and_which_try(runner: Option<&str>, claim: u32) -> String {
     let mut text = runner.map(|r| format!(" on {r}")).unwrap_or_default();
     if claim > 1 {
-        text.push_str(&format!(", try {claim} after a lost runner"));
+        text.push_str(&format!(", try {claim}"));
     }
     text
 }

@@ -1,0 +1,190 @@
+//! `adamviz-bench queue`: governed runs per minute through the durable run queue on the
+//! embedded default (SQLite, local objects, the server's own runners), against the machine's
+//! physical limit: the same compiled script run with bare `Rscript --vanilla`, as many at a
+//! time as there are runners. N Draft revisions of the pilot's ALT spec are made first; then N
+//! simulated users press Run at the same moment (each on its own revision, through
+//! `service::runs::start_run`, what the web's server function calls — not over HTTP), and the
+//! clock stops when the last one is Verified. It prints figures; it never fails because a
+//! target is missed.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::{bench_execute::bare_run, bench_governed::GovernedFixture};
+use adamviz::{
+    compiler::ImageSize,
+    domain::{ids::RevisionId, revision::RunStatus},
+    evidence::actor::Actor,
+    ingest::snapshot::write_csv,
+    service::{
+        datasets::DatasetCache,
+        prepare::prepare_execution,
+        runs::{start_run, status_of_revision, QueueSettings, RunContext, RunQueue},
+    },
+};
+
+/// Options of `adamviz-bench queue`.
+#[derive(Debug, Args)]
+pub struct QueueBenchArgs {
+    /// The dataset.
+    #[arg(long, default_value = "../shared/data/adlbc.xpt")]
+    pub data: PathBuf,
+    /// The question the spec is drafted from.
+    #[arg(long, default_value = "ALT over time by arm")]
+    pub question: String,
+    /// Simultaneous users, each pressing Run on a revision of their own.
+    #[arg(long, default_value_t = 20)]
+    pub users: usize,
+    /// Runners (default: one per core, as `adamviz serve` starts).
+    #[arg(long)]
+    pub runners: Option<usize>,
+    /// The Rscript executable for the bare runs.
+    #[arg(long, default_value = "Rscript")]
+    pub rscript: PathBuf,
+}
+
+/// Runs `adamviz-bench queue`.
+pub async fn run_queue_bench(args: QueueBenchArgs) -> anyhow::Result<()> {
+    let fixture = GovernedFixture::new(&args.data, &args.question)?;
+    let runners = args
+        .runners
+        .unwrap_or_else(|| QueueSettings::default().local_runners);
+    let queue = Arc::new(RunQueue::new(QueueSettings {
+        local_runners: runners,
+        ..QueueSettings::default()
+    }));
+    let context = RunContext {
+        execution: fixture.service.clone().observed_by(queue.observer()),
+        queue,
+        datasets: Arc::new(DatasetCache::new(2)),
+    };
+    let mut revisions = Vec::with_capacity(args.users);
+    for _ in 0..args.users {
+        let made = fixture
+            .service
+            .materialize(
+                &fixture.spec,
+                Arc::clone(&fixture.table),
+                &fixture.upload,
+                &Actor::command_line(),
+            )
+            .await?;
+        revisions.push(made.revision.id);
+    }
+    println!(
+        "adamviz-bench queue: {} — {:?}: {} users press Run at once, {runners} runners",
+        args.data.display(),
+        args.question,
+        args.users
+    );
+    let queued = governed_minutes(&context, &revisions).await?;
+    let bare = bare_minutes(&args, &fixture, runners, fixture.work.path())?;
+    let (queued_rate, bare_rate) = (args.users as f64 / queued, args.users as f64 / bare);
+    println!();
+    println!("| runs | wall time | runs per minute |");
+    println!("|---|---|---|");
+    println!(
+        "| {} governed through the queue ({runners} runners; confirm → Verified, evidence, bundle) | {:.1} s | {queued_rate:.1} |",
+        args.users,
+        queued * 60.0
+    );
+    println!(
+        "| {} bare `Rscript --vanilla` of the same script, {runners} at a time | {:.1} s | {bare_rate:.1} |",
+        args.users,
+        bare * 60.0
+    );
+    println!(
+        "governed throughput {:.0} % of bare R's on this machine",
+        100.0 * queued_rate / bare_rate
+    );
+    Ok(())
+}
+
+/// Presses Run on every revision at once and waits until all are Verified; minutes taken.
+async fn governed_minutes(context: &RunContext, revisions: &[RevisionId]) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let presses: Vec<_> = revisions
+        .iter()
+        .enumerate()
+        .map(|(n, id)| {
+            let (context, id) = (context.clone(), id.clone());
+            tokio::spawn(async move {
+                start_run(
+                    &context,
+                    &id,
+                    &format!("bench-user-{n:04}"),
+                    Actor::command_line(),
+                )
+                .await
+            })
+        })
+        .collect();
+    for press in presses {
+        press.await.context("a press")??;
+    }
+    let database = context.execution.database();
+    let deadline = started + Duration::from_secs(60 * 60);
+    for id in revisions {
+        loop {
+            match status_of_revision(database, id).await? {
+                Some(RunStatus::Verified) => break,
+                Some(status) if status.is_moving() && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                other => anyhow::bail!("revision {id} did not become Verified: {other:?}"),
+            }
+        }
+    }
+    Ok(started.elapsed().as_secs_f64() / 60.0)
+}
+
+/// Runs the compiled script `users` times with bare Rscript, `at_once` at a time; minutes taken.
+fn bare_minutes(
+    args: &QueueBenchArgs,
+    fixture: &GovernedFixture,
+    at_once: usize,
+    work: &Path,
+) -> anyhow::Result<f64> {
+    let prepared = prepare_execution(
+        &fixture.spec,
+        &fixture.table,
+        &fixture.upload.content_hash,
+        ImageSize::default(),
+    )?;
+    let (script, csv) = (work.join("bare-script.R"), work.join("bare-snapshot.csv"));
+    std::fs::write(&script, &prepared.script.bytes)?;
+    let mut bytes = Vec::new();
+    write_csv(&prepared.snapshot, &mut bytes)?;
+    std::fs::write(&csv, &bytes)?;
+    let started = Instant::now();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let workers: Vec<_> = (0..at_once.max(1))
+            .map(|_| {
+                scope.spawn(|| -> anyhow::Result<()> {
+                    loop {
+                        let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        if n >= args.users {
+                            return Ok(());
+                        }
+                        let out = work.join(format!("bare-{n}"));
+                        bare_run(&args.rscript, &script, &csv, &out, work)?;
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker
+                .join()
+                .map_err(|_| anyhow::anyhow!("a bare run panicked"))??;
+        }
+        Ok(())
+    })?;
+    Ok(started.elapsed().as_secs_f64() / 60.0)
+}
