@@ -50,6 +50,17 @@ fn press_run(server: &Server, cookie: &str, id: &RevisionId, key: &str) {
     assert_eq!(status, 200, "Run on {id}: {body}");
 }
 
+/// A child process killed when the test ends, also when it fails (a worker left behind would
+/// poll a removed data directory for ever).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
@@ -213,12 +224,14 @@ fn a_server_that_only_serves_leaves_runs_queued_and_a_worker_process_runs_them()
         );
     }
 
-    let mut worker = Command::new(env!("CARGO_BIN_EXE_adamviz"))
-        .args(["worker", "--runners", "1", "--data-dir"])
-        .arg(data_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .spawn()
-        .expect("adamviz worker starts");
+    let mut worker = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_adamviz"))
+            .args(["worker", "--runners", "1", "--data-dir"])
+            .arg(data_dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .spawn()
+            .expect("adamviz worker starts"),
+    );
     wait_for(
         "both runs Verified by the worker",
         Duration::from_secs(180),
@@ -237,16 +250,16 @@ fn a_server_that_only_serves_leaves_runs_queued_and_a_worker_process_runs_them()
         let runner_pid = done.runner.as_deref().and_then(|r| r.split('/').nth(1));
         assert_eq!(
             runner_pid,
-            Some(worker.id().to_string().as_str()),
+            Some(worker.0.id().to_string().as_str()),
             "run by the worker"
         );
     }
     let stopped = Command::new("kill")
-        .args(["-TERM", &worker.id().to_string()])
+        .args(["-TERM", &worker.0.id().to_string()])
         .status()
         .unwrap();
     assert!(stopped.success());
-    assert!(worker.wait().unwrap().success());
+    assert!(worker.0.wait().unwrap().success());
     let (exit, _) = server.stop_with("TERM");
     assert!(exit.success());
 }
