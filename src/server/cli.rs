@@ -118,6 +118,40 @@ pub struct ServeArgs {
     /// The run queue: this server's runners, leases, retries.
     #[command(flatten)]
     pub queue: QueueArgs,
+
+    /// Where the objects live.
+    #[command(flatten)]
+    pub objects: ObjectsArgs,
+}
+
+/// Where the content-addressed objects of record live (every command that reads or writes
+/// them).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ObjectsArgs {
+    /// `s3://BUCKET[/PREFIX]?endpoint=URL`: keep the objects (datasets, scripts, snapshots,
+    /// plots, bundles) in S3-compatible storage shared by every node, written create-only and
+    /// re-hashed on every read; credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+    /// AWS_REGION. Default: the data directory's `objects` folder. With a bucket that folder
+    /// holds this node's copies.
+    #[arg(long, env = "ADAMVIZ_OBJECTS", value_parser = objects_url)]
+    pub objects: Option<String>,
+}
+
+/// Checks an `--objects` value when the command line is read.
+fn objects_url(text: &str) -> Result<String, String> {
+    crate::store::objects::RemoteLocation::parse(text)
+        .map(|_| text.to_owned())
+        .map_err(|error| error.problem)
+}
+
+impl ObjectsArgs {
+    /// Opens the object store under `data_dir` with these options.
+    pub fn open(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<crate::store::objects::ObjectStore, crate::store::objects::ObjectStoreError> {
+        crate::store::objects::ObjectStore::open_shared(data_dir, self.objects.as_deref())
+    }
 }
 
 /// How a process takes part in the run queue (`serve` and `worker`).
@@ -165,6 +199,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             config.upload_limit = args.upload_limit;
             config.temporary_password_hours = args.temporary_password_hours;
             config.queue = args.queue.settings();
+            config.objects = args.objects;
             config.sessions = crate::api::boundary::SessionSettings {
                 idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
                 absolute_lifetime: std::time::Duration::from_secs(

@@ -30,6 +30,8 @@ pub struct ServeConfig {
     pub temporary_password_hours: i64,
     /// The run queue: how many runners this server starts (`--runners`), leases and retries.
     pub queue: crate::service::runs::QueueSettings,
+    /// Where the objects of record live (`--objects`).
+    pub objects: crate::server::cli::ObjectsArgs,
 }
 
 /// Why the server could not be configured.
@@ -95,6 +97,7 @@ impl ServeConfig {
             upload_limit: crate::service::upload::DEFAULT_UPLOAD_LIMIT,
             temporary_password_hours: crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
             queue: crate::service::runs::QueueSettings::default(),
+            objects: crate::server::cli::ObjectsArgs::default(),
             isolation: Default::default(),
         })
     }

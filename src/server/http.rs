@@ -203,7 +203,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let bound = listener.local_addr()?;
     let database = open_database(&data_dir).await?;
     let setup = setup_token(&database, config.public_url.as_deref(), bound).await?;
-    let objects = crate::store::objects::ObjectStore::open(&data_dir)?;
+    let objects = config.objects.open(&data_dir)?;
+    tracing::info!(objects = %objects.describe(), "object store");
     // The installation's signing key, created at the first start.
     let key = crate::service::installation_key::InstallationKey::load_or_create(&data_dir)?;
     tracing::info!(fingerprint = %key.fingerprint(), "evidence bundles are signed with the installation key");

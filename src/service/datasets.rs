@@ -113,7 +113,13 @@ impl DatasetCache {
         if let Some(found) = self.find(digest) {
             return Ok(found);
         }
-        let table = read_dataset_file(&objects.path_of(digest))?;
+        let path = objects
+            .local_path(digest)
+            .map_err(|error| FileReadError::Io {
+                path: objects.path_of(digest),
+                source: std::io::Error::other(error),
+            })?;
+        let table = read_dataset_file(&path)?;
         let profile = profile_table(&table, *digest, DEFAULT_LOW_N_THRESHOLD);
         let loaded = Arc::new(LoadedDataset {
             table: Arc::new(table),

@@ -1,7 +1,8 @@
 //! Receiving an upload: check the declared classification, stream the raw bytes into the object
 //! store (hashing them in the same pass, refusing them past the size limit), then parse them.
 //! The raw bytes are stored before parsing, so a dataset's content hash is always the hash of
-//! exactly what was received.
+//! exactly what was received. With a shared bucket the bytes are published to it only once they
+//! have been read and accepted.
 
 use std::io::Read;
 
@@ -53,7 +54,9 @@ pub fn receive_upload(
     limit: u64,
 ) -> Result<ReceivedUpload, UploadError> {
     let classification: DataClassification = declared_classification.parse()?;
-    let object = store.put_stream(input, limit)?;
+    // Kept on this node until a reader accepts it: bytes no reader accepts never reach a
+    // shared bucket.
+    let object = store.put_stream_local(input, limit)?;
     // Parsed from the stored file through a read-only mapping, never copied whole into
     // memory; its bytes were hashed on their way in (the object's name), so they are not hashed
     // a second time here.
@@ -63,6 +66,7 @@ pub fn receive_upload(
             UploadError::Store(ObjectStoreError::Io { path, source })
         }
     })?;
+    store.publish(&object.digest)?;
     Ok(ReceivedUpload {
         object,
         classification,

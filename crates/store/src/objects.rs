@@ -2,6 +2,14 @@
 //! under `<data dir>/objects/sha256/<2 hex>/<62 hex>`. Writes stream into a temporary file in
 //! the same directory tree while hashing (one pass), then rename into place, so a reader never
 //! sees a partial object and a refused or failed write leaves nothing behind.
+//!
+//! With `--objects s3://…` the store of record is an S3-compatible bucket shared by every node
+//! ([`remote`]); the local folder then holds this node's copy of the objects it wrote or read,
+//! each fetched object re-hashed before it is kept or used.
+
+mod remote;
+
+pub use remote::{LocationError, RemoteError, RemoteLocation};
 
 use std::{
     fs,
@@ -36,6 +44,22 @@ pub enum ObjectStoreError {
         /// What the bytes hash to now.
         actual: Sha256Digest,
     },
+    /// The shared copy of an object no longer hashes to its name.
+    #[error("stored object {digest} in {location} is corrupt: its bytes hash to {actual}")]
+    RemoteCorrupt {
+        /// The name (expected digest).
+        digest: Sha256Digest,
+        /// What the bytes hash to.
+        actual: Sha256Digest,
+        /// The shared store.
+        location: String,
+    },
+    /// The shared store failed.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// The `--objects` location is not one adamviz can use.
+    #[error(transparent)]
+    Location(#[from] LocationError),
     /// A file-system failure.
     #[error("object store I/O failure at {path}")]
     Io {
@@ -68,10 +92,14 @@ fn sync_dir(dir: &Path) -> Result<(), ObjectStoreError> {
         .map_err(io_error(dir))
 }
 
-/// The object store rooted at `<data dir>/objects`.
+/// The object store rooted at `<data dir>/objects`, with the shared bucket behind it when one
+/// is configured.
 #[derive(Debug, Clone)]
 pub struct ObjectStore {
     root: PathBuf,
+    remote: Option<std::sync::Arc<remote::Remote>>,
+    /// False for a store opened to read only: objects fetched from the bucket are not kept.
+    keeps_copies: bool,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> ObjectStoreError + '_ {
@@ -88,13 +116,60 @@ impl ObjectStore {
         for dir in [root.join("sha256"), root.join("tmp")] {
             fs::create_dir_all(&dir).map_err(io_error(&dir))?;
         }
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            remote: None,
+            keeps_copies: true,
+        })
+    }
+
+    /// Opens the store under `data_dir` with the shared bucket at `objects` as its store of
+    /// record (`s3://…`), or the local folder alone when `objects` is `None`.
+    pub fn open_shared(data_dir: &Path, objects: Option<&str>) -> Result<Self, ObjectStoreError> {
+        let mut store = Self::open(data_dir)?;
+        store.remote = Self::connect(objects)?;
+        Ok(store)
     }
 
     /// The store under `data_dir` as it is, creating nothing (for reading only).
     pub fn at(data_dir: &Path) -> Self {
         Self {
             root: data_dir.join("objects"),
+            remote: None,
+            keeps_copies: false,
+        }
+    }
+
+    /// [`ObjectStore::at`] with the shared bucket at `objects`: objects missing here are read
+    /// from the bucket (re-hashed) and not kept.
+    pub fn at_shared(data_dir: &Path, objects: Option<&str>) -> Result<Self, ObjectStoreError> {
+        let mut store = Self::at(data_dir);
+        store.remote = Self::connect(objects)?;
+        Ok(store)
+    }
+
+    fn connect(
+        objects: Option<&str>,
+    ) -> Result<Option<std::sync::Arc<remote::Remote>>, ObjectStoreError> {
+        let Some(url) = objects else {
+            return Ok(None);
+        };
+        let location = RemoteLocation::parse(url)?;
+        Ok(Some(std::sync::Arc::new(remote::Remote::connect(
+            location,
+        )?)))
+    }
+
+    /// Where the objects of record are, for logs: the folder, or the bucket and this node's
+    /// folder of copies.
+    pub fn describe(&self) -> String {
+        match &self.remote {
+            None => self.root.display().to_string(),
+            Some(remote) => format!(
+                "{} (this node's copies in {})",
+                remote.location().display(),
+                self.root.display()
+            ),
         }
     }
 
@@ -106,7 +181,59 @@ impl ObjectStore {
 
     /// Streams `input` into the store, hashing as it goes, and refuses it (keeping nothing) as
     /// soon as it exceeds `limit` bytes. Storing bytes that are already there changes nothing.
+    /// With a shared bucket the object is in the bucket when this returns, and `created` says
+    /// whether this write put it there.
     pub fn put_stream(
+        &self,
+        input: impl Read,
+        limit: u64,
+    ) -> Result<StoredObject, ObjectStoreError> {
+        let local = self.put_stream_local(input, limit)?;
+        match self.remote {
+            None => Ok(local),
+            Some(_) => Ok(StoredObject {
+                created: self.publish(&local.digest)?,
+                ..local
+            }),
+        }
+    }
+
+    /// Copies the local object `digest` to the shared bucket unless it is there already
+    /// (create-only); true when this call put it there, false too without a bucket.
+    ///
+    /// An upload is stored here first and published only once it has been read and accepted,
+    /// so that bytes no reader accepts never reach the shared store.
+    pub fn publish(&self, digest: &Sha256Digest) -> Result<bool, ObjectStoreError> {
+        let Some(remote) = &self.remote else {
+            return Ok(false);
+        };
+        if remote.size_of(digest)?.is_some() {
+            return Ok(false);
+        }
+        // Re-hashed on the way out: only bytes true to their name are shared.
+        let path = self.path_of(digest);
+        match self.stored_digest(digest)? {
+            None => return Err(ObjectStoreError::NotFound { digest: *digest }),
+            Some(actual) if actual != *digest => {
+                return Err(ObjectStoreError::Corrupt {
+                    digest: *digest,
+                    actual,
+                })
+            }
+            Some(_) => {}
+        }
+        let size = fs::metadata(&path).map_err(io_error(&path))?.len();
+        remote
+            .put_file_if_absent(digest, &path, size)
+            .map_err(|error| match error {
+                remote::PutError::Remote(error) => error.into(),
+                remote::PutError::Local(source) => ObjectStoreError::Io { path, source },
+            })
+    }
+
+    /// Streams `input` into this node's folder only (see [`ObjectStore::put_stream`] and
+    /// [`ObjectStore::publish`]).
+    pub fn put_stream_local(
         &self,
         mut input: impl Read,
         limit: u64,
@@ -144,7 +271,6 @@ impl ObjectStore {
         }
         tmp.as_file().sync_all().map_err(io_error(tmp.path()))?;
         let digest = Sha256Digest::from_bytes(hasher.finalize().into());
-        let target = self.path_of(&digest);
         // The same bytes there already: nothing changes. Missing, or corrupt: replaced by the
         // bytes just written, which hash to the name. (Streamed: an object is never held whole.)
         if self.stored_digest(&digest)? == Some(digest) {
@@ -154,18 +280,7 @@ impl ObjectStore {
                 created: false,
             });
         }
-        let parent = target.parent().expect("object paths have a parent");
-        if !parent.exists() {
-            fs::create_dir_all(parent).map_err(io_error(parent))?;
-            // The new fan-out directory's own entry must be durable too.
-            sync_dir(&self.root.join("sha256"))?;
-        }
-        tmp.persist(&target).map_err(|err| ObjectStoreError::Io {
-            path: target.clone(),
-            source: err.error,
-        })?;
-        // The rename is durable only once the directory holding the new name is synced.
-        sync_dir(parent)?;
+        self.keep(tmp, &digest)?;
         Ok(StoredObject {
             digest,
             size,
@@ -173,8 +288,9 @@ impl ObjectStore {
         })
     }
 
-    /// Removes the object `digest` (for an upload refused after its bytes were stored: nothing
-    /// refers to them). Absent already: nothing to do.
+    /// Removes this node's copy of the object `digest` (for an upload refused after its bytes
+    /// were stored here: nothing refers to them; such bytes were never published). Absent
+    /// already: nothing to do. The shared bucket is never changed.
     pub fn remove(&self, digest: &Sha256Digest) -> Result<(), ObjectStoreError> {
         let path = self.path_of(digest);
         match fs::remove_file(&path) {
@@ -238,8 +354,12 @@ impl ObjectStore {
     }
 
     /// The size of the stored object `digest`, or `None` when there is none (not re-hashed:
-    /// for a presence check; reading goes through [`ObjectStore::get`]).
+    /// for a presence check; reading goes through [`ObjectStore::get`]). With a shared bucket
+    /// this is the bucket's object (the store of record), not this node's copy.
     pub fn size_of(&self, digest: &Sha256Digest) -> Result<Option<u64>, ObjectStoreError> {
+        if let Some(remote) = &self.remote {
+            return Ok(remote.size_of(digest)?);
+        }
         let path = self.path_of(digest);
         match fs::metadata(&path) {
             Ok(metadata) => Ok(Some(metadata.len())),
@@ -248,8 +368,101 @@ impl ObjectStore {
         }
     }
 
-    /// Reads an object back, re-hashing it: corrupt bytes are an error, never returned.
+    /// A local file holding the object `digest`, for readers that map a file (datasets): this
+    /// node's copy, fetched from the shared bucket (re-hashed) first when it has none.
+    pub fn local_path(&self, digest: &Sha256Digest) -> Result<PathBuf, ObjectStoreError> {
+        let path = self.path_of(digest);
+        if self.remote.is_some() && !path.exists() {
+            self.fetch(digest)?;
+        }
+        Ok(path)
+    }
+
+    /// Reads an object back, re-hashing it: corrupt bytes are an error, never returned. With a
+    /// shared bucket an object this node has no true copy of is read from the bucket.
     pub fn get(&self, digest: &Sha256Digest) -> Result<Vec<u8>, ObjectStoreError> {
+        match (self.get_local(digest), &self.remote) {
+            (Ok(bytes), _) => Ok(bytes),
+            (Err(ObjectStoreError::NotFound { .. }), Some(_)) => self.fetch(digest),
+            (Err(ObjectStoreError::Corrupt { actual, .. }), Some(_)) => {
+                tracing::warn!(%digest, %actual, "this node's copy of an object is corrupt; reading the shared one");
+                self.fetch(digest)
+            }
+            (Err(error), _) => Err(error),
+        }
+    }
+
+    /// Reads the object `digest` from the shared bucket, re-hashing it, and keeps it as this
+    /// node's copy (unless the store was opened to read only).
+    fn fetch(&self, digest: &Sha256Digest) -> Result<Vec<u8>, ObjectStoreError> {
+        let remote = self
+            .remote
+            .as_ref()
+            .expect("fetch is only called with a bucket");
+        let tmp_dir = if self.keeps_copies {
+            self.root.join("tmp")
+        } else {
+            std::env::temp_dir()
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+            .tempfile_in(&tmp_dir)
+            .map_err(io_error(&tmp_dir))?;
+        let file = tmp.reopen().map_err(io_error(tmp.path()))?;
+        let downloaded = match remote.download(digest, file) {
+            Ok(Some(downloaded)) => downloaded,
+            Ok(None) => return Err(ObjectStoreError::NotFound { digest: *digest }),
+            Err(remote::DownloadError::Remote(error)) => return Err(error.into()),
+            Err(remote::DownloadError::Local(source)) => {
+                return Err(ObjectStoreError::Io {
+                    path: tmp.path().to_path_buf(),
+                    source,
+                })
+            }
+        };
+        if downloaded.digest != *digest {
+            return Err(ObjectStoreError::RemoteCorrupt {
+                digest: *digest,
+                actual: downloaded.digest,
+                location: remote.location().display(),
+            });
+        }
+        let bytes = fs::read(tmp.path()).map_err(io_error(tmp.path()))?;
+        if bytes.len() as u64 != downloaded.size {
+            return Err(ObjectStoreError::Io {
+                path: tmp.path().to_path_buf(),
+                source: io::Error::other("the fetched copy changed while it was read"),
+            });
+        }
+        if self.keeps_copies {
+            self.keep(tmp, digest)?;
+        }
+        Ok(bytes)
+    }
+
+    /// Moves a complete, hashed temporary file into place as the object `digest`.
+    fn keep(
+        &self,
+        tmp: tempfile::NamedTempFile,
+        digest: &Sha256Digest,
+    ) -> Result<(), ObjectStoreError> {
+        let target = self.path_of(digest);
+        let parent = target.parent().expect("object paths have a parent");
+        if !parent.exists() {
+            fs::create_dir_all(parent).map_err(io_error(parent))?;
+            // The new fan-out directory's own entry must be durable too.
+            sync_dir(&self.root.join("sha256"))?;
+        }
+        tmp.persist(&target).map_err(|err| ObjectStoreError::Io {
+            path: target.clone(),
+            source: err.error,
+        })?;
+        // The rename is durable only once the directory holding the new name is synced.
+        sync_dir(parent)
+    }
+
+    /// Reads this node's copy of an object, re-hashing it.
+    fn get_local(&self, digest: &Sha256Digest) -> Result<Vec<u8>, ObjectStoreError> {
         let path = self.path_of(digest);
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use crate::{
     domain::ids::RevisionId,
     service::{bundle::export_bundle, installation_key::InstallationKey},
-    store::{db::Database, objects::ObjectStore},
+    store::db::Database,
 };
 
 /// `adamviz evidence …`.
@@ -40,6 +40,9 @@ pub struct ExportArgs {
     /// The data directory.
     #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
     pub data_dir: PathBuf,
+    /// Where the objects live.
+    #[command(flatten)]
+    pub objects: super::ObjectsArgs,
 }
 
 /// Runs `adamviz evidence …`.
@@ -56,7 +59,7 @@ pub async fn run(command: EvidenceCommand) -> anyhow::Result<()> {
                 )
             })?;
             let database = Database::open_in(&args.data_dir)?;
-            let objects = ObjectStore::open(&args.data_dir)?;
+            let objects = args.objects.open(&args.data_dir)?;
             let key = InstallationKey::load_or_create(&args.data_dir)?;
             let connection = database.connection()?;
             let bytes = export_bundle(&connection, &objects, &key, &id)?;

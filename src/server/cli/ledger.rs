@@ -28,6 +28,9 @@ pub struct LedgerArgs {
     /// The data directory holding adamviz.sqlite3.
     #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
     pub data_dir: PathBuf,
+    /// Where the objects live.
+    #[command(flatten)]
+    pub objects: super::ObjectsArgs,
 }
 
 /// Runs `adamviz ledger …`.
@@ -40,7 +43,8 @@ pub fn run(command: LedgerCommand) -> anyhow::Result<()> {
     // Read-only: no migration, no change of journal mode, every write refused.
     let connection =
         open_read_only(&path).with_context(|| format!("cannot open {}", path.display()))?;
-    let objects = ObjectStore::at(&args.data_dir);
+    // Read-only as the database: objects read from a bucket are re-hashed, not kept.
+    let objects = ObjectStore::at_shared(&args.data_dir, args.objects.objects.as_deref())?;
     let started = std::time::Instant::now();
     let report = audit(&connection, &objects)?;
     let elapsed = started.elapsed();

@@ -11,7 +11,7 @@ use crate::{
     evidence::{actor::Actor, reproduction::ReproductionOutcome},
     runner::{sandbox::IsolationPolicy, Runner, RunnerConfig},
     service::{execution::ExecutionService, reproduction::reproduce},
-    store::{db::Database, objects::ObjectStore},
+    store::db::Database,
 };
 
 /// Options of `adamviz reproduce`.
@@ -26,6 +26,9 @@ pub struct ReproduceArgs {
     /// machine allows.
     #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
     pub isolation: IsolationPolicy,
+    /// Where the objects live.
+    #[command(flatten)]
+    pub objects: super::ObjectsArgs,
 }
 
 /// Runs `adamviz reproduce`.
@@ -39,9 +42,9 @@ pub async fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let mut config = RunnerConfig::new();
     config.isolation = args.isolation;
     super::run::warn_if_best_effort(args.isolation);
-    let data_dir = args.data_dir.clone();
+    let (data_dir, objects_args) = (args.data_dir.clone(), args.objects.clone());
     let (database, objects) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        Ok((Database::open_in(&data_dir)?, ObjectStore::open(&data_dir)?))
+        Ok((Database::open_in(&data_dir)?, objects_args.open(&data_dir)?))
     })
     .await??;
     let service = ExecutionService::new(database, objects, Arc::new(Runner::new(config)));

@@ -49,6 +49,9 @@ pub struct RunArgs {
     /// machine allows (recorded in the evidence, warned about).
     #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
     pub isolation: IsolationPolicy,
+    /// Where the objects live.
+    #[command(flatten)]
+    pub objects: super::ObjectsArgs,
 }
 
 /// `adamviz revisions …`.
@@ -153,11 +156,12 @@ async fn open_service(args: &RunArgs) -> anyhow::Result<ExecutionService> {
     runner_config.isolation = args.isolation;
     let (database, objects) = {
         let (data_dir, work_root) = (args.data_dir.clone(), runner_config.work_root.clone());
+        let objects_args = args.objects.clone();
         tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
             std::fs::create_dir_all(&data_dir)
                 .with_context(|| format!("cannot create {}", data_dir.display()))?;
             let database = Database::open_in(&data_dir)?;
-            let objects = ObjectStore::open(&data_dir)?;
+            let objects = objects_args.open(&data_dir)?;
             crate::service::startup::remove_leftovers(&objects, &work_root)?;
             Ok((database, objects))
         })

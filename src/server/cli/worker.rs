@@ -16,10 +16,7 @@ use crate::{
         execution::ExecutionService,
         runs::{RunContext, RunQueue},
     },
-    store::{
-        db::{Database, DATABASE_FILE},
-        objects::ObjectStore,
-    },
+    store::db::{Database, DATABASE_FILE},
 };
 
 /// Options of `adamviz worker`.
@@ -35,6 +32,9 @@ pub struct WorkerArgs {
     /// The runners, leases and retries.
     #[command(flatten)]
     pub queue: QueueArgs,
+    /// Where the objects live.
+    #[command(flatten)]
+    pub objects: super::ObjectsArgs,
 }
 
 /// Runs `adamviz worker` until SIGINT or SIGTERM.
@@ -58,9 +58,11 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
         );
     }
     let work_root = runner_config.work_root.clone();
+    let objects_args = args.objects.clone();
     let (database, objects) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let database = Database::open_in(&data_dir)?;
-        let objects = ObjectStore::open(&data_dir)?;
+        let objects = objects_args.open(&data_dir)?;
+        tracing::info!(objects = %objects.describe(), "object store");
         crate::service::startup::remove_leftovers(&objects, &work_root)?;
         Ok((database, objects))
     })
