@@ -73,6 +73,34 @@ fn what_one_node_writes_another_reads_rehashed_and_keeps() {
     assert_eq!(b.size_of(&absent).unwrap(), None);
 }
 
+/// Above 64 MiB an object goes to the bucket in parts (no single request of its size); it reads
+/// back whole and re-hashed on another node.
+#[test]
+fn a_large_object_goes_in_parts_and_reads_back_whole() {
+    let server = S3Server::start();
+    let (_a_dir, a) = node(&server, "");
+    let (_b_dir, b) = node(&server, "");
+    // 65 MiB and a bit of bytes that do not repeat within a part.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let bytes: Vec<u8> = (0..(65 << 20) + 12_345)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    let stored = a.put(&bytes, 1 << 30).unwrap();
+    assert!(stored.created);
+    let in_bucket = server.object_file("", &stored.digest.to_hex());
+    assert_eq!(
+        std::fs::metadata(&in_bucket).unwrap().len(),
+        bytes.len() as u64
+    );
+    assert!(b.get(&stored.digest).unwrap() == bytes, "read back whole");
+    assert!(!b.put(&bytes, 1 << 30).unwrap().created, "written once");
+}
+
 #[test]
 fn the_bucket_is_written_create_only_and_a_corrupt_object_is_refused_with_the_bucket_named() {
     let server = S3Server::start();
