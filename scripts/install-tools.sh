@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever the build, the app and the tests need and is missing: Debian packages (R and
-# its packages, fonts, Chromium), the wasm32 target, cargo-leptos and wasm-bindgen-cli at pinned
-# versions built from crates.io, and the npm packages of end2end/. Re-running it on a machine that
-# has everything is quick and changes nothing.
+# its packages, fonts, Chromium, PostgreSQL for the store tests), the wasm32 target, cargo-leptos
+# and wasm-bindgen-cli at pinned versions built from crates.io, and the npm packages of end2end/.
+# Re-running it on a machine that has everything is quick and changes nothing.
 set -euo pipefail
 
 CARGO_LEPTOS_VERSION=0.3.11
@@ -21,7 +21,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # --- Debian packages ------------------------------------------------------------------------
 log "checking Debian packages, the Rust targets, cargo-leptos, wasm-bindgen-cli, npm packages"
 apt_packages=(r-base-core r-cran-ggplot2 r-cran-patchwork r-cran-jsonlite r-cran-haven r-cran-data.table
-  fonts-dejavu-core fontconfig chromium make pkg-config)
+  fonts-dejavu-core fontconfig chromium make pkg-config postgresql)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
