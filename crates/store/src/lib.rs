@@ -26,3 +26,4 @@ pub mod revision_views;
 pub mod run_queue;
 pub mod sessions;
 pub mod signatures;
+pub mod sql;

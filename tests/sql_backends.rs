@@ -1,0 +1,180 @@
+//! The store's SQL seam (`store::sql`) on both databases: the same statements, written once with
+//! `?N` parameters, give the same values back from SQLite and from a real PostgreSQL; a rule
+//! the database refuses reads the same on both; a transaction dropped without commit leaves
+//! nothing; PostgreSQL's schema is applied once and a changed one is refused, as SQLite's is.
+#![cfg(feature = "ssr")]
+
+#[path = "support/postgres.rs"]
+mod postgres;
+
+use adamviz::store::{
+    db::Database,
+    sql::{
+        postgres::{migrate, Driver, MigrationError, PgConnection},
+        Dialect, Sql, SqlValue,
+    },
+    sql_params,
+};
+
+const UPLOAD: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+const SPEC: &str = "5555555555555555555555555555555555555555555555555555555555555555";
+
+/// What the test does on either database, through `Sql` only.
+fn same_behaviour(connection: &impl Sql, expected: Dialect) {
+    assert_eq!(connection.dialect(), expected);
+    assert_eq!(
+        connection
+            .execute(
+                "INSERT INTO uploads (content_hash, classification, file_name, size, stored_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                sql_params![
+                    UPLOAD,
+                    "synthetic",
+                    "adlb 'q?1'.xpt",
+                    1234i64,
+                    "2026-12-06T00:00:00Z"
+                ],
+            )
+            .unwrap(),
+        1
+    );
+    connection
+        .execute(
+            "INSERT INTO specs (spec_hash, content_hash, spec, confirmed_at) VALUES (?1, ?2, ?3, ?4)",
+            sql_params![SPEC, UPLOAD, vec![0u8, 159, 146, 150, 255], "t"],
+        )
+        .unwrap();
+    let row = connection
+        .query_one(
+            "SELECT u.file_name, u.size, s.spec, NULL, u.classification = ?1
+             FROM uploads u JOIN specs s ON s.content_hash = u.content_hash
+             WHERE u.content_hash = ?2",
+            sql_params!["synthetic", UPLOAD],
+        )
+        .unwrap();
+    assert_eq!(row.get::<String>(0).unwrap(), "adlb 'q?1'.xpt");
+    assert_eq!(row.get::<i64>(1).unwrap(), 1234);
+    assert_eq!(
+        row.get::<Vec<u8>>(2).unwrap(),
+        vec![0u8, 159, 146, 150, 255]
+    );
+    assert_eq!(row.get::<Option<String>>(3).unwrap(), None);
+    assert!(row.get::<bool>(4).unwrap());
+    assert!(row.get::<i64>(0).is_err(), "text is not read as an integer");
+    assert!(connection
+        .query_opt("SELECT 1 FROM uploads WHERE size = ?1", sql_params![5i64])
+        .unwrap()
+        .is_none());
+    let refused = connection.execute("DELETE FROM uploads", &[]).unwrap_err();
+    assert_eq!(
+        refused.refusal().as_deref(),
+        Some("an upload is never deleted"),
+        "{refused}"
+    );
+    let none: Option<i64> = None;
+    assert_eq!(
+        SqlValue::from(none),
+        SqlValue::Null,
+        "an absent value is NULL"
+    );
+}
+
+#[test]
+fn sqlite_and_postgresql_answer_the_same_statements_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = Database::open_in(dir.path()).unwrap();
+    let connection = database.connection().unwrap();
+    same_behaviour(&*connection, Dialect::Sqlite);
+
+    let server = postgres::Postgres::start();
+    let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+    migrate(&mut connection).unwrap();
+    same_behaviour(&connection, Dialect::Postgres);
+}
+
+#[test]
+fn a_postgresql_transaction_dropped_without_commit_leaves_nothing() {
+    let server = postgres::Postgres::start();
+    let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+    migrate(&mut connection).unwrap();
+    {
+        let transaction = connection.transaction().unwrap();
+        transaction
+            .execute(
+                "INSERT INTO uploads VALUES (?1, 'synthetic', 'f', 1, 't')",
+                sql_params![UPLOAD],
+            )
+            .unwrap();
+    }
+    let count = connection
+        .query_one("SELECT count(*) FROM uploads", &[])
+        .unwrap();
+    assert_eq!(count.get::<i64>(0).unwrap(), 0);
+    let transaction = connection.transaction().unwrap();
+    transaction
+        .execute(
+            "INSERT INTO uploads VALUES (?1, 'synthetic', 'f', 1, 't')",
+            sql_params![UPLOAD],
+        )
+        .unwrap();
+    transaction.commit().unwrap();
+    let count = connection
+        .query_one("SELECT count(*) FROM uploads", &[])
+        .unwrap();
+    assert_eq!(count.get::<i64>(0).unwrap(), 1);
+}
+
+#[test]
+fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
+    let server = postgres::Postgres::start();
+    // Two nodes starting at once: each migration applied exactly once.
+    let url = server.url();
+    let starts: Vec<_> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut connection = PgConnection::connect(&url, Driver::new()).unwrap();
+                migrate(&mut connection)
+            })
+        })
+        .collect();
+    for start in starts {
+        start.join().unwrap().unwrap();
+    }
+    let mut connection = PgConnection::connect(&url, Driver::new()).unwrap();
+    let applied = connection
+        .query_one("SELECT count(*) FROM schema_migrations", &[])
+        .unwrap();
+    assert_eq!(applied.get::<i64>(0).unwrap(), 1);
+    let recorded: String = connection
+        .query_one("SELECT sha256 FROM schema_migrations", &[])
+        .unwrap()
+        .get(0)
+        .unwrap();
+    connection
+        .execute("UPDATE schema_migrations SET sha256 = 'edited'", &[])
+        .unwrap();
+    let error = migrate(&mut connection).unwrap_err();
+    assert!(
+        matches!(error, MigrationError::Changed { version: 1, .. }),
+        "{error}"
+    );
+    connection
+        .execute(
+            "UPDATE schema_migrations SET sha256 = ?1",
+            sql_params![recorded],
+        )
+        .unwrap();
+    migrate(&mut connection).unwrap();
+    connection
+        .execute(
+            "INSERT INTO schema_migrations VALUES (99, 'future', 'x', 't')",
+            &[],
+        )
+        .unwrap();
+    let error = migrate(&mut connection).unwrap_err();
+    assert!(
+        matches!(error, MigrationError::Unknown { version: 99 }),
+        "{error}"
+    );
+}
