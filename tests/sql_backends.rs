@@ -178,3 +178,107 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
         "{error}"
     );
 }
+
+mod ledger_on_postgres {
+    use super::*;
+    use adamviz::store::ledger::{append_record, verify_ledger, LedgerProblem};
+    use serde_json::json;
+
+    fn body(n: usize) -> serde_json::Map<String, serde_json::Value> {
+        json!({"note": n, "revision_id": format!("rev-{n:032x}")})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    /// The ledger's own code (append, verify) on PostgreSQL, from several threads at once; then
+    /// the raw edits an insider with the table's triggers disabled could make, each found.
+    #[test]
+    fn appends_from_several_threads_verify_and_raw_edits_are_found() {
+        let server = postgres::Postgres::start();
+        let url = server.url();
+        let mut first = PgConnection::connect(&url, Driver::new()).unwrap();
+        migrate(&mut first).unwrap();
+        let driver = Driver::new();
+        let threads: Vec<_> = (0..4)
+            .map(|writer| {
+                let (url, driver) = (url.clone(), driver.clone());
+                std::thread::spawn(move || {
+                    let mut connection = PgConnection::connect(&url, driver).unwrap();
+                    for n in 0..10 {
+                        let transaction = connection.transaction().unwrap();
+                        append_record(&transaction, "note", body(writer * 100 + n)).unwrap();
+                        transaction.commit().unwrap();
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let report = verify_ledger(&first).unwrap();
+        assert_eq!((report.records, report.first_break), (40, None));
+        let revision =
+            adamviz::domain::ids::RevisionId::parse(&format!("rev-{:032x}", 102)).unwrap();
+        let about = adamviz::store::ledger::records_about(&first, &revision).unwrap();
+        assert_eq!(about.len(), 1);
+
+        // An insider edits a record's bytes (its triggers disabled): found at that record.
+        first
+            .batch_execute(
+                "ALTER TABLE evidence_ledger DISABLE TRIGGER USER;
+                 UPDATE evidence_ledger SET record = convert_to(
+                     replace(convert_from(record, 'UTF8'), '\"note\":', '\"nope\":'), 'UTF8')
+                 WHERE seq = 17;",
+            )
+            .unwrap();
+        let report = verify_ledger(&first).unwrap();
+        let broken = report.first_break.unwrap();
+        assert_eq!(broken.seq, 17, "{broken}");
+        assert!(
+            matches!(broken.problem, LedgerProblem::SelfHashMismatch { .. }),
+            "{broken}"
+        );
+
+        // A new cluster, whose tail an insider deletes.
+        drop(first);
+        let server = postgres::Postgres::start();
+        let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+        migrate(&mut connection).unwrap();
+        for n in 0..5 {
+            let transaction = connection.transaction().unwrap();
+            append_record(&transaction, "note", body(n)).unwrap();
+            transaction.commit().unwrap();
+        }
+        connection
+            .batch_execute(
+                "ALTER TABLE evidence_ledger DISABLE TRIGGER USER;
+                 DELETE FROM evidence_ledger WHERE seq >= 4;",
+            )
+            .unwrap();
+        let report = verify_ledger(&connection).unwrap();
+        let broken = report.first_break.unwrap();
+        assert_eq!(
+            (broken.seq, broken.problem),
+            (4, LedgerProblem::Gap { from: 4, to: 5 }),
+            "a deleted tail is found"
+        );
+    }
+
+    /// A rolled-back append leaves no gap: positions are given under the chain's lock.
+    #[test]
+    fn a_rolled_back_append_leaves_no_gap() {
+        let server = postgres::Postgres::start();
+        let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+        migrate(&mut connection).unwrap();
+        for n in 0..3 {
+            let transaction = connection.transaction().unwrap();
+            append_record(&transaction, "note", body(n)).unwrap();
+            if n != 1 {
+                transaction.commit().unwrap();
+            }
+        }
+        let report = verify_ledger(&connection).unwrap();
+        assert_eq!((report.records, report.first_break), (2, None));
+    }
+}

@@ -215,7 +215,11 @@ pub fn record_event(
     event: &SecurityEvent<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
-    crate::store::accounts::record_event(connection, event, &timestamp(now))
+    Ok(crate::store::accounts::record_event(
+        connection,
+        event,
+        &timestamp(now),
+    )?)
 }
 
 fn sorted_roles(roles: &[Role]) -> Result<Vec<Role>, AccountError> {
@@ -253,14 +257,14 @@ fn change_role(
     by: &Operator,
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
-    crate::store::accounts::change_role(
+    Ok(crate::store::accounts::change_role(
         connection,
         id,
         role,
         change,
         (by.id, &by.name),
         &timestamp(now),
-    )
+    )?)
 }
 
 /// Creates an account (in one transaction with its role grants and its security event). A
@@ -496,7 +500,7 @@ fn store_password(
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
     let (temporary, expires_at, set_at, set_by_owner_at) = password_columns(origin, now);
-    crate::store::accounts::update_password(
+    Ok(crate::store::accounts::update_password(
         connection,
         id,
         hash,
@@ -506,8 +510,25 @@ fn store_password(
             set_at,
             set_by_owner_at,
         },
-    )
+    )?)
 }
+
+/// Errors of the store's functions written against the SQL seam reach these use cases as the
+/// database error they already carry.
+macro_rules! from_sql_error {
+    ($($error:ty),*) => {$(
+        impl From<crate::store::sql::SqlError> for $error {
+            fn from(error: crate::store::sql::SqlError) -> Self {
+                DbError::from(error).into()
+            }
+        }
+    )*};
+}
+from_sql_error!(
+    AccountError,
+    LoginError,
+    password_change::PasswordChangeError
+);
 
 mod login;
 pub mod login_limits;

@@ -109,6 +109,12 @@ impl From<DbError> for SignError {
     }
 }
 
+impl From<crate::store::sql::SqlError> for SignError {
+    fn from(error: crate::store::sql::SqlError) -> Self {
+        Self::Database(error.to_string())
+    }
+}
+
 /// A signature made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
@@ -132,7 +138,7 @@ pub fn is_author(signer: &Account, author: &(Option<i64>, String)) -> bool {
 /// pass. (A reproduction that could not run for reasons of the host records nothing, so a
 /// failed record always means the result did not come out the same.)
 pub fn any_reproduction_failed(connection: &Connection, id: &RevisionId) -> Result<bool, DbError> {
-    signatures::any_reproduction_failed(connection, id)
+    Ok(signatures::any_reproduction_failed(connection, id)?)
 }
 
 pub use crate::store::signatures::evidence_head;
@@ -379,7 +385,7 @@ fn counted_signing_failures(
     now: DateTime<Utc>,
 ) -> Result<usize, DbError> {
     let since = timestamp(now - Duration::minutes(SIGNING_LOCK_MINUTES));
-    signatures::signing_failures_after(connection, id, &since)
+    Ok(signatures::signing_failures_after(connection, id, &since)?)
 }
 
 /// An `approval` record as pages show it.

@@ -36,6 +36,9 @@ pub enum ExportError {
     /// The database.
     #[error("the database: {0}")]
     Database(#[from] DbError),
+    /// The database, through the store's SQL seam.
+    #[error("the database: {0}")]
+    Sql(#[from] crate::store::sql::SqlError),
     /// An artifact could not be read back intact.
     #[error("artifact {name}: {detail}")]
     Artifact {

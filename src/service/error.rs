@@ -11,6 +11,9 @@ use crate::store::{
 /// A failed read of stored state.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// A statement failed (through the store's SQL seam).
+    #[error("database error: {0}")]
+    Sql(#[from] crate::store::sql::SqlError),
     /// The database (pool, SQLite) failed.
     #[error(transparent)]
     Database(#[from] DatabaseError),

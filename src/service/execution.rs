@@ -132,6 +132,12 @@ pub enum ServiceError {
     MissingOutput(&'static str),
 }
 
+impl From<crate::store::sql::SqlError> for ServiceError {
+    fn from(error: crate::store::sql::SqlError) -> Self {
+        Self::Database(DatabaseError::Sql(error))
+    }
+}
+
 impl From<crate::store::db::DbError> for ServiceError {
     fn from(error: crate::store::db::DbError) -> Self {
         Self::Database(DatabaseError::Sqlite(error))

@@ -2,9 +2,11 @@
 //! their roles, the role history, password columns, sessions to end, and the append-only
 //! security log.
 
-use rusqlite::{params, Connection, OptionalExtension};
-
-use crate::domain::account::{Account, Role};
+use crate::{
+    domain::account::{Account, Role},
+    sql::{Sql, SqlError, SqlRow},
+    sql_params,
+};
 
 /// One security event.
 pub struct SecurityEvent<'a> {
@@ -29,16 +31,16 @@ pub struct SecurityEvent<'a> {
 
 /// Appends `event` to the security log at `at` (canonical UTC).
 pub fn record_event(
-    connection: &Connection,
+    connection: &impl Sql,
     event: &SecurityEvent<'_>,
     at: &str,
-) -> Result<(), rusqlite::Error> {
+) -> Result<(), SqlError> {
     connection.execute(
         "INSERT INTO security_events
              (at, event, account_id, account_name, actor_id, remote_addr, outcome, detail,
               actor_name)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![
+        sql_params![
             at,
             event.event,
             event.account_id,
@@ -53,12 +55,14 @@ pub fn record_event(
     Ok(())
 }
 
-fn roles_of(connection: &Connection, id: i64) -> Result<Vec<Role>, rusqlite::Error> {
-    let mut statement =
-        connection.prepare_cached("SELECT role FROM account_roles WHERE account_id = ?1")?;
-    let mut roles: Vec<Role> = statement
-        .query_map([id], |row| row.get::<_, String>(0))?
-        .filter_map(|role| role.ok()?.parse().ok())
+fn roles_of(connection: &impl Sql, id: i64) -> Result<Vec<Role>, SqlError> {
+    let mut roles: Vec<Role> = connection
+        .query(
+            "SELECT role FROM account_roles WHERE account_id = ?1",
+            sql_params![id],
+        )?
+        .iter()
+        .filter_map(|row| row.get::<String>(0).ok()?.parse().ok())
         .collect();
     roles.sort();
     Ok(roles)
@@ -79,7 +83,7 @@ type AccountRow = (
     Option<String>,
 );
 
-fn account_row(row: &rusqlite::Row<'_>) -> Result<AccountRow, rusqlite::Error> {
+fn account_row(row: &SqlRow) -> Result<AccountRow, SqlError> {
     Ok((
         row.get(0)?,
         row.get(1)?,
@@ -91,7 +95,7 @@ fn account_row(row: &rusqlite::Row<'_>) -> Result<AccountRow, rusqlite::Error> {
     ))
 }
 
-fn account_from_row(connection: &Connection, row: AccountRow) -> Result<Account, rusqlite::Error> {
+fn account_from_row(connection: &impl Sql, row: AccountRow) -> Result<Account, SqlError> {
     let (id, name, disabled, created_at, temporary, expires_at, set_by_owner_at) = row;
     Ok(Account {
         roles: roles_of(connection, id)?,
@@ -107,47 +111,50 @@ fn account_from_row(connection: &Connection, row: AccountRow) -> Result<Account,
 
 /// The account named `name` (any case), with its password hash.
 pub fn find_by_name(
-    connection: &Connection,
+    connection: &impl Sql,
     name: &str,
-) -> Result<Option<(Account, String)>, rusqlite::Error> {
+) -> Result<Option<(Account, String)>, SqlError> {
     let row = connection
-        .query_row(
+        .query_opt(
             &format!("SELECT {ACCOUNT_COLUMNS}, password_hash FROM accounts WHERE name = ?1"),
-            [name],
-            |row| Ok((account_row(row)?, row.get::<_, String>(7)?)),
-        )
-        .optional()?;
+            sql_params![name],
+        )?
+        .map(|row| Ok::<_, SqlError>((account_row(&row)?, row.get::<String>(7)?)))
+        .transpose()?;
     row.map(|(facts, hash)| Ok((account_from_row(connection, facts)?, hash)))
         .transpose()
 }
 
 /// The account with `id`, if it exists.
-pub fn account_by_id(connection: &Connection, id: i64) -> Result<Option<Account>, rusqlite::Error> {
+pub fn account_by_id(connection: &impl Sql, id: i64) -> Result<Option<Account>, SqlError> {
     let row = connection
-        .query_row(
+        .query_opt(
             &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE id = ?1"),
-            [id],
-            account_row,
-        )
-        .optional()?;
+            sql_params![id],
+        )?
+        .map(|row| account_row(&row))
+        .transpose()?;
     row.map(|facts| account_from_row(connection, facts))
         .transpose()
 }
 
 /// How many accounts exist (disabled ones included).
-pub fn account_count(connection: &Connection) -> Result<usize, rusqlite::Error> {
-    connection.query_row("SELECT count(*) FROM accounts", [], |row| {
-        row.get::<_, i64>(0).map(|n| n as usize)
-    })
+pub fn account_count(connection: &impl Sql) -> Result<usize, SqlError> {
+    Ok(connection
+        .query_one("SELECT count(*) FROM accounts", &[])?
+        .get::<i64>(0)? as usize)
 }
 
 /// Every account, by name.
-pub fn list_accounts(connection: &Connection) -> Result<Vec<Account>, rusqlite::Error> {
-    let mut statement = connection.prepare(&format!(
-        "SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY name COLLATE NOCASE"
-    ))?;
-    let rows: Vec<AccountRow> = statement
-        .query_map([], account_row)?
+pub fn list_accounts(connection: &impl Sql) -> Result<Vec<Account>, SqlError> {
+    // Names in any case, alphabetically.
+    let rows: Vec<AccountRow> = connection
+        .query(
+            &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY lower(name), id"),
+            &[],
+        )?
+        .iter()
+        .map(account_row)
         .collect::<Result<_, _>>()?;
     rows.into_iter()
         .map(|row| account_from_row(connection, row))
@@ -157,27 +164,27 @@ pub fn list_accounts(connection: &Connection) -> Result<Vec<Account>, rusqlite::
 /// Grants (`granted`) or revokes (`revoked`) `role` of account `id` in the role history, then
 /// in the roles themselves (the database refuses a role change without its history row).
 pub fn change_role(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     role: Role,
     change: &str,
     by: (Option<i64>, &str),
     at: &str,
-) -> Result<(), rusqlite::Error> {
+) -> Result<(), SqlError> {
     connection.execute(
         "INSERT INTO account_role_history (account_id, role, change, at, actor_id, actor_name)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, role.as_str(), change, at, by.0, by.1],
+        sql_params![id, role.as_str(), change, at, by.0, by.1],
     )?;
     if change == "granted" {
         connection.execute(
             "INSERT INTO account_roles (account_id, role) VALUES (?1, ?2)",
-            params![id, role.as_str()],
+            sql_params![id, role.as_str()],
         )?;
     } else {
         connection.execute(
             "DELETE FROM account_roles WHERE account_id = ?1 AND role = ?2",
-            params![id, role.as_str()],
+            sql_params![id, role.as_str()],
         )?;
     }
     Ok(())
@@ -196,34 +203,33 @@ pub struct RoleGrant {
 /// The grant under which account `id` held `role` at `at` (canonical UTC): the latest history
 /// row for that role at or before `at`, when it is a grant.
 pub fn role_grant_at(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     role: Role,
     at: &str,
-) -> Result<Option<RoleGrant>, rusqlite::Error> {
+) -> Result<Option<RoleGrant>, SqlError> {
     let latest: Option<(String, String, String)> = connection
-        .query_row(
+        .query_opt(
             "SELECT change, at, actor_name FROM account_role_history
              WHERE account_id = ?1 AND role = ?2 AND at <= ?3
              ORDER BY seq DESC LIMIT 1",
-            params![id, role.as_str(), at],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-        )
-        .optional()?;
+            sql_params![id, role.as_str(), at],
+        )?
+        .map(|row| Ok::<_, SqlError>((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .transpose()?;
     Ok(latest.and_then(|(change, at, by)| (change == "granted").then_some(RoleGrant { at, by })))
 }
 
 /// Deletes the sessions of account `id`, all but `keep` (a session id) when given.
-pub fn end_sessions(
-    connection: &Connection,
-    id: i64,
-    keep: Option<&str>,
-) -> Result<usize, rusqlite::Error> {
+pub fn end_sessions(connection: &impl Sql, id: i64, keep: Option<&str>) -> Result<usize, SqlError> {
     // Sessions hold the account id in their JSON record.
-    connection.execute(
-        "DELETE FROM sessions WHERE json_extract(data, '$.account_id') = ?1 AND id IS NOT ?2",
-        params![id, keep],
-    )
+    Ok(connection.execute(
+        &format!(
+            "DELETE FROM sessions WHERE {} = ?1 AND id IS DISTINCT FROM ?2",
+            connection.dialect().json_integer("data", "account_id")
+        ),
+        sql_params![id, keep],
+    )? as usize)
 }
 
 /// The password columns of an account: temporary or the owner's, when it expires, when it was
@@ -242,48 +248,49 @@ pub struct PasswordColumns {
 
 /// Inserts account `name` with password `hash`; its id.
 pub fn insert_account(
-    connection: &Connection,
+    connection: &impl Sql,
     name: &str,
     hash: &str,
     created_at: &str,
     password: &PasswordColumns,
-) -> Result<i64, rusqlite::Error> {
-    connection.execute(
-        "INSERT INTO accounts (name, password_hash, created_at, password_temporary,
+) -> Result<i64, SqlError> {
+    connection
+        .query_one(
+            "INSERT INTO accounts (name, password_hash, created_at, password_temporary,
                                password_expires_at, password_set_at, password_set_by_owner_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
-            name,
-            hash,
-            created_at,
-            password.temporary,
-            password.expires_at,
-            password.set_at,
-            password.set_by_owner_at
-        ],
-    )?;
-    Ok(connection.last_insert_rowid())
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+            sql_params![
+                name,
+                hash,
+                created_at,
+                password.temporary,
+                password.expires_at.as_deref(),
+                password.set_at.as_str(),
+                password.set_by_owner_at.as_deref()
+            ],
+        )?
+        .get(0)
 }
 
 /// Replaces the password of account `id`. The owner's time of choice stays when someone else
 /// sets a temporary password (it says when the owner last chose one).
 pub fn update_password(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     hash: &str,
     password: &PasswordColumns,
-) -> Result<(), rusqlite::Error> {
+) -> Result<(), SqlError> {
     connection.execute(
         "UPDATE accounts SET password_hash = ?1, password_temporary = ?2,
                 password_expires_at = ?3, password_set_at = ?4,
                 password_set_by_owner_at = coalesce(?5, password_set_by_owner_at)
          WHERE id = ?6",
-        params![
+        sql_params![
             hash,
             password.temporary,
-            password.expires_at,
-            password.set_at,
-            password.set_by_owner_at,
+            password.expires_at.as_deref(),
+            password.set_at.as_str(),
+            password.set_by_owner_at.as_deref(),
             id
         ],
     )?;
@@ -291,26 +298,31 @@ pub fn update_password(
 }
 
 /// The stored password hash of account `id`.
-pub fn password_hash(connection: &Connection, id: i64) -> Result<String, rusqlite::Error> {
-    connection.query_row(
-        "SELECT password_hash FROM accounts WHERE id = ?1",
-        [id],
-        |row| row.get(0),
-    )
+pub fn password_hash(connection: &impl Sql, id: i64) -> Result<String, SqlError> {
+    connection
+        .query_one(
+            "SELECT password_hash FROM accounts WHERE id = ?1",
+            sql_params![id],
+        )?
+        .get(0)
 }
 
 /// Active admins other than account `id`.
-pub fn other_active_admins(connection: &Connection, id: i64) -> Result<i64, rusqlite::Error> {
-    connection.query_row(
-        "SELECT count(*) FROM accounts a JOIN account_roles r ON r.account_id = a.id
-         WHERE r.role = 'admin' AND a.disabled = 0 AND a.id != ?1",
-        [id],
-        |row| row.get(0),
-    )
+pub fn other_active_admins(connection: &impl Sql, id: i64) -> Result<i64, SqlError> {
+    connection
+        .query_one(
+            "SELECT count(*) FROM accounts a JOIN account_roles r ON r.account_id = a.id
+             WHERE r.role = 'admin' AND a.disabled = 0 AND a.id != ?1",
+            sql_params![id],
+        )?
+        .get(0)
 }
 
 /// Disables account `id`.
-pub fn disable(connection: &Connection, id: i64) -> Result<(), rusqlite::Error> {
-    connection.execute("UPDATE accounts SET disabled = 1 WHERE id = ?1", [id])?;
+pub fn disable(connection: &impl Sql, id: i64) -> Result<(), SqlError> {
+    connection.execute(
+        "UPDATE accounts SET disabled = 1 WHERE id = ?1",
+        sql_params![id],
+    )?;
     Ok(())
 }

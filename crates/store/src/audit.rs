@@ -15,8 +15,6 @@ pub mod rows;
 
 use std::path::PathBuf;
 
-use rusqlite::OptionalExtension as _;
-
 use super::{
     ledger::{verify_ledger_with, LedgerReport},
     objects::ObjectStore,
@@ -88,9 +86,9 @@ impl AuditReport {
 
 /// Audits the ledger and the artifacts of `connection`'s database in `objects`.
 pub fn audit(
-    connection: &rusqlite::Connection,
+    connection: &impl crate::sql::Sql,
     objects: &ObjectStore,
-) -> Result<AuditReport, rusqlite::Error> {
+) -> Result<AuditReport, crate::sql::SqlError> {
     let (mut records_verified, mut record_problems) = (0u64, Vec::new());
     let ledger = verify_ledger_with(
         connection,
@@ -107,11 +105,12 @@ pub fn audit(
         verify_artifacts(connection, objects)?;
     artifact_problems.extend(verify_uploads(connection, objects)?);
     let row_problems = rows::audit_rows(connection)?;
-    let approvals = connection.query_row(
-        "SELECT count(*) FROM evidence_ledger WHERE kind = 'approval'",
-        [],
-        |row| row.get::<_, i64>(0),
-    )? as u64;
+    let approvals = connection
+        .query_one(
+            "SELECT count(*) FROM evidence_ledger WHERE kind = 'approval'",
+            &[],
+        )?
+        .get::<i64>(0)? as u64;
     let approval_problems = approvals::audit_approvals(connection)?;
     Ok(AuditReport {
         approvals,
@@ -130,14 +129,17 @@ pub fn audit(
 /// is materialized only from stored bytes). Not re-hashed here: uploads may be large, and the
 /// object store re-hashes on every read.
 fn verify_uploads(
-    connection: &rusqlite::Connection,
+    connection: &impl crate::sql::Sql,
     objects: &ObjectStore,
-) -> Result<Vec<ArtifactProblem>, rusqlite::Error> {
-    let mut statement =
-        connection.prepare("SELECT content_hash, size FROM uploads ORDER BY content_hash")?;
-    let rows: Vec<(String, i64)> = statement
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+) -> Result<Vec<ArtifactProblem>, crate::sql::SqlError> {
+    let rows: Vec<(String, i64)> = connection
+        .query(
+            "SELECT content_hash, size FROM uploads ORDER BY content_hash",
+            &[],
+        )?
+        .iter()
+        .map(|row| Ok((row.get(0)?, row.get(1)?)))
+        .collect::<Result<_, crate::sql::SqlError>>()?;
     let mut problems = Vec::new();
     for (hash, size) in rows {
         let digest = Sha256Digest::try_from(hash.clone());
@@ -173,37 +175,41 @@ const BUNDLE_COLUMNS: [(&str, &str); 5] = [
 
 /// The `artifact_bundle` record named `hash`, if it is stored and reads as one.
 fn bundle_record(
-    connection: &rusqlite::Connection,
+    connection: &impl crate::sql::Sql,
     hash: &str,
-) -> Result<Option<ArtifactBundleRecord>, rusqlite::Error> {
+) -> Result<Option<ArtifactBundleRecord>, crate::sql::SqlError> {
     let bytes: Option<Vec<u8>> = connection
-        .query_row(
+        .query_opt(
             "SELECT record FROM evidence_ledger WHERE record_hash = ?1 AND kind = 'artifact_bundle'",
-            [hash],
-            |row| row.get(0),
-        )
-        .optional()?;
+            crate::sql_params![hash],
+        )?
+        .map(|row| row.get(0))
+        .transpose()?;
     Ok(bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
 }
 
 /// Every bundle row's artifacts against its record and the object store: (rows, artifacts
 /// verified, problems).
 fn verify_artifacts(
-    connection: &rusqlite::Connection,
+    connection: &impl crate::sql::Sql,
     objects: &ObjectStore,
-) -> Result<(u64, u64, Vec<ArtifactProblem>), rusqlite::Error> {
+) -> Result<(u64, u64, Vec<ArtifactProblem>), crate::sql::SqlError> {
     let columns = BUNDLE_COLUMNS.map(|(_, column)| column).join(", ");
-    let mut statement = connection.prepare(&format!(
-        "SELECT revision_id, record_hash, {columns} FROM artifact_bundles ORDER BY revision_id"
-    ))?;
-    let rows: Vec<(String, Option<String>, Vec<Option<String>>)> = statement
-        .query_map([], |row| {
+    let rows: Vec<(String, Option<String>, Vec<Option<String>>)> = connection
+        .query(
+            &format!(
+                "SELECT revision_id, record_hash, {columns} FROM artifact_bundles ORDER BY revision_id"
+            ),
+            &[],
+        )?
+        .iter()
+        .map(|row| {
             let hashes = (0..BUNDLE_COLUMNS.len())
                 .map(|i| row.get(i + 2))
                 .collect::<Result<_, _>>()?;
             Ok((row.get(0)?, row.get(1)?, hashes))
-        })?
-        .collect::<Result<_, _>>()?;
+        })
+        .collect::<Result<_, crate::sql::SqlError>>()?;
     let (mut verified, mut problems) = (0u64, Vec::new());
     for (revision_id, record_hash, row_hashes) in &rows {
         let record = match record_hash {

@@ -23,6 +23,9 @@ pub enum CopyError {
     /// The database.
     #[error(transparent)]
     Database(#[from] rusqlite::Error),
+    /// The database, through the SQL seam.
+    #[error(transparent)]
+    Sql(#[from] crate::sql::SqlError),
     /// A stored record is not JSON.
     #[error("a stored record is not JSON: {0}")]
     Json(#[from] serde_json::Error),

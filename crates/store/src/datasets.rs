@@ -1,22 +1,25 @@
 //! The `datasets` table: one row per distinct upload (its content hash), listed newest first.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::{
+    sql::{Sql, SqlError, SqlRow},
+    sql_params,
+};
 
 use crate::domain::dataset::DatasetSummary;
 
 const COLUMNS: &str = "content_hash, file_name, format, classification, row_count, column_count,
                        dataset_name, size, uploaded_by_name, uploaded_at";
 
-fn summary_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<DatasetSummary> {
+fn summary_from(row: &SqlRow) -> Result<DatasetSummary, SqlError> {
     Ok(DatasetSummary {
         content_hash: row.get(0)?,
         file_name: row.get(1)?,
         format: row.get(2)?,
         classification: row.get(3)?,
-        rows: row.get::<_, i64>(4)? as u64,
-        columns: row.get::<_, i64>(5)? as u64,
+        rows: row.get::<i64>(4)? as u64,
+        columns: row.get::<i64>(5)? as u64,
         dataset_name: row.get(6)?,
-        size: row.get::<_, i64>(7)? as u64,
+        size: row.get::<i64>(7)? as u64,
         uploaded_by: row.get(8)?,
         uploaded_at: row.get(9)?,
     })
@@ -24,25 +27,28 @@ fn summary_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<DatasetSummary> {
 
 /// The dataset with `content_hash` (64 hex digits), if uploaded.
 pub fn dataset(
-    connection: &Connection,
+    connection: &impl Sql,
     content_hash: &str,
-) -> Result<Option<DatasetSummary>, rusqlite::Error> {
+) -> Result<Option<DatasetSummary>, SqlError> {
     connection
-        .query_row(
+        .query_opt(
             &format!("SELECT {COLUMNS} FROM datasets WHERE content_hash = ?1"),
-            [content_hash],
-            summary_from,
-        )
-        .optional()
+            sql_params![content_hash],
+        )?
+        .map(|row| summary_from(&row))
+        .transpose()
 }
 
 /// Every dataset, newest first.
-pub fn list_datasets(connection: &Connection) -> Result<Vec<DatasetSummary>, rusqlite::Error> {
-    let mut statement = connection.prepare(&format!(
-        "SELECT {COLUMNS} FROM datasets ORDER BY uploaded_at DESC, content_hash"
-    ))?;
-    let rows = statement.query_map([], summary_from)?;
-    rows.collect()
+pub fn list_datasets(connection: &impl Sql) -> Result<Vec<DatasetSummary>, SqlError> {
+    connection
+        .query(
+            &format!("SELECT {COLUMNS} FROM datasets ORDER BY uploaded_at DESC, content_hash"),
+            &[],
+        )?
+        .iter()
+        .map(summary_from)
+        .collect()
 }
 
 /// A dataset row to insert.
@@ -71,16 +77,13 @@ pub struct NewDataset<'a> {
 }
 
 /// Inserts `new` unless its content is a dataset already; whether a row was inserted.
-pub fn insert_dataset(
-    connection: &Connection,
-    new: &NewDataset<'_>,
-) -> Result<bool, rusqlite::Error> {
+pub fn insert_dataset(connection: &impl Sql, new: &NewDataset<'_>) -> Result<bool, SqlError> {
     let inserted = connection.execute(
-        "INSERT OR IGNORE INTO datasets
+        "INSERT INTO datasets
              (content_hash, file_name, format, classification, row_count, column_count,
               dataset_name, size, uploaded_by, uploaded_by_name, uploaded_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO NOTHING",
+        sql_params![
             new.content_hash,
             new.file_name,
             new.format,

@@ -13,6 +13,19 @@ use std::path::{Path, PathBuf};
 /// functions: SQLite's, named by the store so that no other crate names the database engine.
 pub use rusqlite::{Connection, Error as DbError, Transaction, TransactionBehavior};
 
+/// While the use cases still hold SQLite's connections (until the database is chosen at open),
+/// an error of a store function written against the SQL seam reaches them as SQLite's error
+/// type: SQLite's own error as it was, the others with their message.
+impl From<crate::sql::SqlError> for rusqlite::Error {
+    fn from(error: crate::sql::SqlError) -> Self {
+        match error {
+            crate::sql::SqlError::Sqlite(error) => error,
+            crate::sql::SqlError::NoRows => rusqlite::Error::QueryReturnedNoRows,
+            other => rusqlite::Error::ToSqlConversionFailure(Box::new(other)),
+        }
+    }
+}
+
 use r2d2_sqlite::SqliteConnectionManager;
 use sha2::{Digest, Sha256};
 
@@ -107,6 +120,9 @@ pub enum DatabaseError {
     /// SQLite refused an operation.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A statement failed (through the SQL seam, on either database).
+    #[error("database error: {0}")]
+    Sql(#[from] crate::sql::SqlError),
     /// No connection could be taken from the pool.
     #[error("no database connection available: {0}")]
     Pool(#[from] r2d2::Error),

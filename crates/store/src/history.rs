@@ -2,10 +2,13 @@
 //! author (the columns the creation record fixed, so a page never reads the ledger but for its
 //! own rows' approvers), one page at a time.
 
-use rusqlite::{params, Connection};
 use serde_json::Value;
 
-use crate::domain::revision::{HistoryPage, HistoryQuery, HistoryRow, RevisionStatus};
+use crate::{
+    domain::revision::{HistoryPage, HistoryQuery, HistoryRow, RevisionStatus},
+    sql::{Dialect, Sql, SqlError},
+    sql_params,
+};
 
 /// Revisions per history page.
 pub const PAGE_SIZE: usize = 25;
@@ -21,36 +24,33 @@ fn filter_value(value: &Option<String>) -> Option<String> {
 const FILTERED: &str = "FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash
      WHERE (?1 IS NULL OR r.status = ?1)
        AND (?2 IS NULL OR s.content_hash = ?2)
-       AND (?3 IS NULL OR r.author_name = ?3 COLLATE NOCASE)";
+       AND (?3 IS NULL OR lower(r.author_name) = lower(?3))";
 
 /// The history page `query` asks for (a page past the end is the last page).
-pub fn history(connection: &Connection, query: &HistoryQuery) -> rusqlite::Result<HistoryPage> {
+pub fn history(connection: &impl Sql, query: &HistoryQuery) -> Result<HistoryPage, SqlError> {
     let status = filter_value(&query.status).filter(|s| RevisionStatus::parse(s).is_some());
     let (dataset, author) = (filter_value(&query.dataset), filter_value(&query.author));
-    let filters = params![status, dataset, author];
-    let total: usize =
-        connection.query_row(&format!("SELECT count(*) {FILTERED}"), filters, |row| {
-            row.get::<_, i64>(0).map(|n| n as usize)
-        })?;
+    let filters = sql_params![status.clone(), dataset.clone(), author.clone()];
+    let total = connection
+        .query_one(&format!("SELECT count(*) {FILTERED}"), filters)?
+        .get::<i64>(0)? as usize;
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     let page = query.page.unwrap_or(1).clamp(1, pages);
     // The page's ids first (index order, cheap columns), then what is shown of those rows.
-    let ids: Vec<String> = {
-        let mut statement = connection.prepare_cached(&format!(
-            "SELECT r.id {FILTERED} ORDER BY r.created_at DESC, r.id LIMIT ?4 OFFSET ?5"
-        ))?;
-        let rows = statement.query_map(
-            params![
-                status,
-                dataset,
-                author,
+    let ids: Vec<String> = connection
+        .query(
+            &format!("SELECT r.id {FILTERED} ORDER BY r.created_at DESC, r.id LIMIT ?4 OFFSET ?5"),
+            sql_params![
+                status.clone(),
+                dataset.clone(),
+                author.clone(),
                 PAGE_SIZE as i64,
                 ((page - 1) * PAGE_SIZE) as i64
             ],
-            |row| row.get(0),
-        )?;
-        rows.collect::<Result<_, _>>()?
-    };
+        )?
+        .iter()
+        .map(|row| row.get(0))
+        .collect::<Result<_, _>>()?;
     let rows = history_rows(connection, ids)?;
     let (authors, datasets) = filter_choices(connection)?;
     Ok(HistoryPage {
@@ -70,32 +70,47 @@ pub fn history(connection: &Connection, query: &HistoryQuery) -> rusqlite::Resul
 }
 
 /// The rows shown of revisions `ids`, in that order.
-fn history_rows(connection: &Connection, ids: Vec<String>) -> rusqlite::Result<Vec<HistoryRow>> {
+/// A page's rows. SQLite: the approver through the ledger's index on the revision id: `+r.id`
+/// drops the column's text affinity (with it SQLite cannot use the expression index and reads
+/// the whole ledger for every row), and `max(seq)` rather than ORDER BY … LIMIT 1, for the same
+/// reason. PostgreSQL: the same through its expression index.
+const HISTORY_ROW_SQLITE: &str = "SELECT r.id, r.status, r.version, r.created_at,
+        coalesce(r.author_name, 'unknown'), r.parent_id, s.content_hash, s.spec,
+        coalesce((SELECT d.file_name FROM datasets d WHERE d.content_hash = s.content_hash),
+                 (SELECT u.file_name FROM uploads u WHERE u.content_hash = s.content_hash), ''),
+        CASE WHEN r.status = 'approved' THEN (
+            SELECT json_extract(record, '$.signer.printed_name') FROM evidence_ledger
+            WHERE seq = (
+                SELECT max(a.seq) FROM evidence_ledger a
+                WHERE json_extract(a.record, '$.revision_id') = +r.id
+                  AND a.kind = 'approval'
+                  AND json_extract(a.record, '$.decision') = 'approved')) END
+     FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash WHERE r.id = ?1";
+const HISTORY_ROW_POSTGRES: &str = "SELECT r.id, r.status, r.version, r.created_at,
+        coalesce(r.author_name, 'unknown'), r.parent_id, s.content_hash, s.spec,
+        coalesce((SELECT d.file_name FROM datasets d WHERE d.content_hash = s.content_hash),
+                 (SELECT u.file_name FROM uploads u WHERE u.content_hash = s.content_hash), ''),
+        CASE WHEN r.status = 'approved' THEN (
+            SELECT adamviz_json(record) #>> '{signer,printed_name}' FROM evidence_ledger
+            WHERE seq = (
+                SELECT max(a.seq) FROM evidence_ledger a
+                WHERE adamviz_json(a.record) ->> 'revision_id' = r.id
+                  AND a.kind = 'approval'
+                  AND adamviz_json(a.record) ->> 'decision' = 'approved')) END
+     FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash WHERE r.id = ?1";
+
+fn history_rows(connection: &impl Sql, ids: Vec<String>) -> Result<Vec<HistoryRow>, SqlError> {
     let mut rows = Vec::with_capacity(ids.len());
-    // The approver through the ledger's index on the revision id: `+r.id` drops the column's
-    // text affinity (with it SQLite cannot use the expression index and reads the whole
-    // ledger for every row), and `max(seq)` rather than ORDER BY … LIMIT 1, for the same
-    // reason.
-    let mut statement = connection.prepare_cached(
-        "SELECT r.id, r.status, r.version, r.created_at, coalesce(r.author_name, 'unknown'),
-                r.parent_id, s.content_hash, s.spec,
-                coalesce((SELECT d.file_name FROM datasets d WHERE d.content_hash = s.content_hash),
-                         (SELECT u.file_name FROM uploads u WHERE u.content_hash = s.content_hash), ''),
-                CASE WHEN r.status = 'approved' THEN (
-                    SELECT json_extract(record, '$.signer.printed_name') FROM evidence_ledger
-                    WHERE seq = (
-                        SELECT max(a.seq) FROM evidence_ledger a
-                        WHERE json_extract(a.record, '$.revision_id') = +r.id
-                          AND a.kind = 'approval'
-                          AND json_extract(a.record, '$.decision') = 'approved')) END
-         FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash WHERE r.id = ?1",
-    )?;
+    let sql = match connection.dialect() {
+        Dialect::Sqlite => HISTORY_ROW_SQLITE,
+        Dialect::Postgres => HISTORY_ROW_POSTGRES,
+    };
     for id in ids {
-        rows.push(statement.query_row([id], |row| {
-            let spec: Value =
-                serde_json::from_slice(&row.get::<_, Vec<u8>>(7)?).unwrap_or_default();
+        let row = connection.query_one(sql, sql_params![id])?;
+        rows.push({
+            let spec: Value = serde_json::from_slice(&row.get::<Vec<u8>>(7)?).unwrap_or_default();
             let status: String = row.get(1)?;
-            Ok(HistoryRow {
+            HistoryRow {
                 id: row.get(0)?,
                 status: RevisionStatus::parse(&status).unwrap_or(RevisionStatus::Draft),
                 version: row.get(2)?,
@@ -111,8 +126,8 @@ fn history_rows(connection: &Connection, ids: Vec<String>) -> rusqlite::Result<V
                 title: spec["title"].as_str().unwrap_or_default().to_owned(),
                 dataset_name: row.get(8)?,
                 approver: row.get(9)?,
-            })
-        })?);
+            }
+        });
     }
     Ok(rows)
 }
@@ -122,24 +137,26 @@ type DatasetChoice = (String, String);
 
 /// What the filters offer: every author, and every dataset a revision was made on (hash and
 /// file name).
-fn filter_choices(connection: &Connection) -> rusqlite::Result<(Vec<String>, Vec<DatasetChoice>)> {
-    let authors = {
-        let mut statement = connection.prepare_cached(
+fn filter_choices(connection: &impl Sql) -> Result<(Vec<String>, Vec<DatasetChoice>), SqlError> {
+    let authors = connection
+        .query(
             "SELECT DISTINCT author_name FROM revisions WHERE author_name IS NOT NULL ORDER BY 1",
-        )?;
-        let rows = statement.query_map([], |row| row.get(0))?;
-        rows.collect::<Result<_, _>>()?
-    };
-    let datasets = {
-        let mut statement = connection.prepare_cached(
+            &[],
+        )?
+        .iter()
+        .map(|row| row.get(0))
+        .collect::<Result<_, _>>()?;
+    let datasets = connection
+        .query(
             "SELECT s.content_hash,
                     coalesce((SELECT d.file_name FROM datasets d WHERE d.content_hash = s.content_hash),
                              (SELECT u.file_name FROM uploads u WHERE u.content_hash = s.content_hash), '')
              FROM specs s WHERE EXISTS (SELECT 1 FROM revisions r WHERE r.spec_hash = s.spec_hash)
              GROUP BY s.content_hash ORDER BY 2, 1",
-        )?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect::<Result<_, _>>()?
-    };
+            &[],
+        )?
+        .iter()
+        .map(|row| Ok((row.get(0)?, row.get(1)?)))
+        .collect::<Result<_, SqlError>>()?;
     Ok((authors, datasets))
 }

@@ -3,11 +3,15 @@
 //! `record_hash` (SHA-256 of its canonical form without `record_hash`). Triggers refuse UPDATE
 //! and DELETE; a change made behind SQLite's back (a raw edit of the file, triggers dropped) is
 //! found by [`verify_ledger`], which re-checks every record in order and names the first that
-//! is broken.
+//! is broken. Written once against [`Sql`]: the same functions run on SQLite and PostgreSQL.
 
 use serde_json::{Map, Value};
 
-use crate::evidence::canonical::canonical_forms;
+use crate::{
+    evidence::canonical::canonical_forms,
+    sql::{Dialect, Sql, SqlError},
+    sql_params,
+};
 
 /// The `previous_hash` of the first record.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -31,9 +35,9 @@ pub enum AppendError {
     /// The body cannot be canonicalized.
     #[error("the record cannot be written as canonical JSON: {0}")]
     Canonical(#[from] serde_json::Error),
-    /// SQLite refused the insert.
+    /// The database refused the insert.
     #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
+    Database(#[from] SqlError),
 }
 
 /// A record as appended.
@@ -50,39 +54,39 @@ pub struct AppendedRecord {
 }
 
 /// The last record's hash: the head of the chain (the genesis hash when the ledger is empty).
-fn ledger_head(transaction: &rusqlite::Transaction<'_>) -> Result<String, rusqlite::Error> {
-    transaction
-        .query_row(
-            "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
-            [],
-            |row| row.get(0),
-        )
-        .or_else(|error| match error {
-            rusqlite::Error::QueryReturnedNoRows => Ok(GENESIS_HASH.to_owned()),
-            other => Err(other),
-        })
+fn ledger_head(transaction: &impl Sql) -> Result<String, SqlError> {
+    if transaction.dialect() == Dialect::Postgres {
+        // Several nodes append: the head is read under the chain's lock (held to commit).
+        transaction.execute(
+            "SELECT pg_advisory_xact_lock(adamviz_chain_lock_key())",
+            &[],
+        )?;
+    }
+    Ok(last_record_hash(transaction)?.unwrap_or_else(|| GENESIS_HASH.to_owned()))
 }
 
+/// Inserts the row; its position.
 fn insert_row(
-    transaction: &rusqlite::Transaction<'_>,
+    transaction: &impl Sql,
     kind: &str,
     record_hash: &str,
     previous_hash: &str,
     canonical: &[u8],
-) -> Result<(), rusqlite::Error> {
-    transaction.execute(
-        "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        rusqlite::params![kind, record_hash, previous_hash, canonical, utc_now()],
-    )?;
-    Ok(())
+) -> Result<i64, SqlError> {
+    transaction
+        .query_one(
+            "INSERT INTO evidence_ledger (kind, record_hash, previous_hash, record, appended_at)
+             VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
+            sql_params![kind, record_hash, previous_hash, canonical, utc_now()],
+        )?
+        .get(0)
 }
 
 /// Appends a record of `kind` with `body` (which must not set `kind`, `previous_hash` or
 /// `record_hash`) inside `transaction`: the chain link and the self-hash are computed from the
 /// ledger's current last record, so appends are serialized by SQLite's write lock.
 pub fn append_record(
-    transaction: &rusqlite::Transaction<'_>,
+    transaction: &impl Sql,
     kind: &str,
     mut body: Map<String, Value>,
 ) -> Result<AppendedRecord, AppendError> {
@@ -98,9 +102,9 @@ pub fn append_record(
     let record_hash = canonical_forms(&record)?.self_hash().to_hex();
     record["record_hash"] = Value::String(record_hash.clone());
     let canonical = canonical_forms(&record)?.full;
-    insert_row(transaction, kind, &record_hash, &previous_hash, &canonical)?;
+    let seq = insert_row(transaction, kind, &record_hash, &previous_hash, &canonical)?;
     Ok(AppendedRecord {
-        seq: transaction.last_insert_rowid(),
+        seq,
         record_hash,
         previous_hash,
         canonical,
@@ -116,15 +120,15 @@ pub enum AppendEvidenceError {
     /// The ledger's head is not a hash.
     #[error("the ledger's last record hash {0:?} is not a SHA-256")]
     BadHead(String),
-    /// SQLite refused the insert.
+    /// The database refused the insert.
     #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
+    Database(#[from] SqlError),
 }
 
 /// Seals `record` as the successor of the ledger's last record and appends it inside
 /// `transaction`; returns the verified record as stored.
 pub fn append_evidence<T: crate::evidence::record::EvidenceRecord>(
-    transaction: &rusqlite::Transaction<'_>,
+    transaction: &impl Sql,
     record: T,
 ) -> Result<crate::evidence::record::Verified<T>, AppendEvidenceError> {
     let head = ledger_head(transaction)?;
@@ -157,51 +161,58 @@ pub struct StoredRecord {
 }
 
 /// The hash of the ledger's last record (its head), if the ledger holds any.
-pub fn last_record_hash(
-    connection: &rusqlite::Connection,
-) -> Result<Option<String>, rusqlite::Error> {
-    use rusqlite::OptionalExtension as _;
+pub fn last_record_hash(connection: &impl Sql) -> Result<Option<String>, SqlError> {
     connection
-        .query_row(
+        .query_opt(
             "SELECT record_hash FROM evidence_ledger ORDER BY seq DESC LIMIT 1",
-            [],
-            |row| row.get(0),
-        )
-        .optional()
+            &[],
+        )?
+        .map(|row| row.get(0))
+        .transpose()
 }
 
 /// The stored bytes and previous hash of the record of `kind` whose self-hash is `hash`.
 pub fn record_by_hash(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     hash: &str,
     kind: &str,
-) -> Result<(Vec<u8>, String), rusqlite::Error> {
-    connection.query_row(
+) -> Result<(Vec<u8>, String), SqlError> {
+    let row = connection.query_one(
         "SELECT record, previous_hash FROM evidence_ledger WHERE record_hash = ?1 AND kind = ?2",
-        rusqlite::params![hash, kind],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )
+        sql_params![hash, kind],
+    )?;
+    Ok((row.get(0)?, row.get(1)?))
 }
 
 /// Every record about revision `revision_id` (its `revision_id` field), in ledger order.
 pub fn records_about(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     revision_id: &crate::domain::ids::RevisionId,
-) -> Result<Vec<StoredRecord>, rusqlite::Error> {
-    let mut statement = connection.prepare(
-        "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
-         WHERE json_extract(record, '$.revision_id') = ?1 ORDER BY seq",
-    )?;
-    let rows = statement.query_map([revision_id.as_str()], |row| {
-        Ok(StoredRecord {
-            seq: row.get(0)?,
-            kind: row.get(1)?,
-            record_hash: row.get(2)?,
-            previous_hash: row.get(3)?,
-            record: row.get(4)?,
+) -> Result<Vec<StoredRecord>, SqlError> {
+    // The expression of each database's index on the record's revision id.
+    let sql = match connection.dialect() {
+        Dialect::Sqlite => {
+            "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
+             WHERE json_extract(record, '$.revision_id') = ?1 ORDER BY seq"
+        }
+        Dialect::Postgres => {
+            "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
+             WHERE adamviz_json(record) ->> 'revision_id' = ?1 ORDER BY seq"
+        }
+    };
+    connection
+        .query(sql, sql_params![revision_id.as_str()])?
+        .iter()
+        .map(|row| {
+            Ok(StoredRecord {
+                seq: row.get(0)?,
+                kind: row.get(1)?,
+                record_hash: row.get(2)?,
+                previous_hash: row.get(3)?,
+                record: row.get(4)?,
+            })
         })
-    })?;
-    rows.collect()
+        .collect()
 }
 
 /// What is wrong with the first broken record.
@@ -274,21 +285,20 @@ pub struct LedgerReport {
 
 /// A column as text whatever its stored type (a raw edit may change it); a mismatch with the
 /// record then names the column.
-fn text_column(row: &rusqlite::Row<'_>, index: usize) -> Result<String, rusqlite::Error> {
-    Ok(match row.get_ref(index)? {
-        rusqlite::types::ValueRef::Text(bytes) | rusqlite::types::ValueRef::Blob(bytes) => {
-            String::from_utf8_lossy(bytes).into_owned()
-        }
-        rusqlite::types::ValueRef::Integer(n) => n.to_string(),
-        rusqlite::types::ValueRef::Real(x) => x.to_string(),
-        rusqlite::types::ValueRef::Null => String::new(),
-    })
+fn text_column(value: &crate::sql::SqlValue) -> String {
+    use crate::sql::SqlValue;
+    match value {
+        SqlValue::Text(text) => text.clone(),
+        SqlValue::Blob(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        SqlValue::Integer(n) => n.to_string(),
+        SqlValue::Null => String::new(),
+    }
 }
 
 /// Re-checks every record in order: canonical form, self-hash, link to its predecessor, the
 /// indexed columns, and that no position is missing (also after the last record, from SQLite's
 /// own counter of issued positions).
-pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, rusqlite::Error> {
+pub fn verify_ledger(connection: &impl Sql) -> Result<LedgerReport, SqlError> {
     verify_ledger_with(connection, |_, _, _| {})
 }
 
@@ -296,61 +306,67 @@ pub fn verify_ledger(connection: &rusqlite::Connection) -> Result<LedgerReport, 
 /// `each_intact` before going on: the audit checks schemas and types there without parsing or
 /// hashing anything twice.
 pub fn verify_ledger_with(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     mut each_intact: impl FnMut(i64, &str, &Value),
-) -> Result<LedgerReport, rusqlite::Error> {
-    let mut statement = connection.prepare(
-        "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger ORDER BY seq",
-    )?;
-    let mut rows = statement.query([])?;
+) -> Result<LedgerReport, SqlError> {
+    use crate::sql::SqlValue;
     let mut expected_previous = GENESIS_HASH.to_owned();
     let mut expected_seq = 1i64;
     let mut records = 0u64;
-    while let Some(row) = rows.next()? {
-        let stored = StoredRow {
-            seq: row.get(0)?,
-            kind: text_column(row, 1)?,
-            record_hash: text_column(row, 2)?,
-            previous_hash: text_column(row, 3)?,
-            // Read whatever is stored: an edit behind SQLite's back may even change the type.
-            bytes: match row.get_ref(4)? {
-                rusqlite::types::ValueRef::Blob(bytes) | rusqlite::types::ValueRef::Text(bytes) => {
-                    bytes.to_vec()
+    // Read in pages, so that a long ledger is never held whole.
+    let mut after = 0i64;
+    loop {
+        let page = connection.query(
+            "SELECT seq, kind, record_hash, previous_hash, record FROM evidence_ledger
+         WHERE seq > ?1 ORDER BY seq LIMIT 2000",
+            sql_params![after],
+        )?;
+        let Some(last) = page.last() else { break };
+        after = last.get(0)?;
+        for row in &page {
+            let stored = StoredRow {
+                seq: row.get(0)?,
+                kind: text_column(&row.0[1]),
+                record_hash: text_column(&row.0[2]),
+                previous_hash: text_column(&row.0[3]),
+                // Read whatever is stored: an edit behind the store's back may even change the type.
+                bytes: match &row.0[4] {
+                    SqlValue::Blob(bytes) => bytes.clone(),
+                    SqlValue::Text(text) => text.clone().into_bytes(),
+                    _ => Vec::new(),
+                },
+            };
+            match check_row(&stored, expected_seq, &expected_previous) {
+                Ok((value, record_hash)) => {
+                    each_intact(stored.seq, &stored.kind, &value);
+                    expected_previous = record_hash;
+                    expected_seq += 1;
+                    records += 1;
                 }
-                _ => Vec::new(),
-            },
-        };
-        match check_row(&stored, expected_seq, &expected_previous) {
-            Ok((value, record_hash)) => {
-                each_intact(stored.seq, &stored.kind, &value);
-                expected_previous = record_hash;
-                expected_seq += 1;
-                records += 1;
-            }
-            Err(problem) => {
-                return Ok(LedgerReport {
-                    records,
-                    first_break: Some(LedgerBreak {
-                        seq: stored.seq,
-                        kind: stored.kind,
-                        problem,
-                    }),
-                    head: expected_previous,
-                })
+                Err(problem) => {
+                    return Ok(LedgerReport {
+                        records,
+                        first_break: Some(LedgerBreak {
+                            seq: stored.seq,
+                            kind: stored.kind,
+                            problem,
+                        }),
+                        head: expected_previous,
+                    })
+                }
             }
         }
     }
-    // Positions issued after the last record (the tail deleted).
-    let issued: i64 = connection
-        .query_row(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'evidence_ledger'",
-            [],
-            |row| row.get(0),
-        )
-        .or_else(|error| match error {
-            rusqlite::Error::QueryReturnedNoRows => Ok(0),
-            other => Err(other),
-        })?;
+    // Positions issued after the last record (the tail deleted): SQLite's own counter, or the
+    // one PostgreSQL's insert trigger keeps.
+    let issued_sql = match connection.dialect() {
+        Dialect::Sqlite => "SELECT seq FROM sqlite_sequence WHERE name = 'evidence_ledger'",
+        Dialect::Postgres => "SELECT last_seq FROM evidence_ledger_issued",
+    };
+    let issued: i64 = match connection.query_opt(issued_sql, &[])? {
+        Some(row) => row.get(0)?,
+        None => 0,
+    };
     let first_break = (issued >= expected_seq).then(|| LedgerBreak {
         seq: expected_seq,
         kind: "(missing)".to_owned(),

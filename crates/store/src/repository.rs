@@ -1,11 +1,11 @@
 //! The repository of uploads, specs, revisions, attempts and accepted artifact bundles. Every
 //! function works inside the caller's transaction, so the service composes them into the steps
 //! of the flow (one transaction each). The database refuses what must never happen (see the
-//! triggers of `migrations/0002_revisions.sql`); these functions also say why in typed errors.
+//! triggers of `migrations/0002_revisions.sql`, and `postgres/0001_schema.sql`); these functions
+//! also say why in typed errors. Written against [`Sql`]: they run on SQLite and PostgreSQL.
 
 use std::io::Read as _;
 
-use rusqlite::{params, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
 use crate::{
@@ -22,6 +22,8 @@ use crate::{
     },
     ledger::{append_evidence, utc_now, AppendEvidenceError},
     objects::{ObjectStore, ObjectStoreError},
+    sql::{Dialect, Sql, SqlError, SqlRow},
+    sql_params,
 };
 
 pub use crate::{
@@ -79,19 +81,12 @@ pub struct Attempt {
 
 /// Reads an id column through the id's parser: ids are stored as their text, and a malformed id
 /// in the database is a read error, never a value.
-pub(crate) fn id_at<T>(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<T>
+pub(crate) fn id_at<T>(row: &SqlRow, index: usize) -> Result<T, SqlError>
 where
     T: std::str::FromStr,
-    T::Err: std::error::Error + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
 {
-    let text: String = row.get(index)?;
-    text.parse().map_err(|error| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            Box::new(error),
-        )
-    })
+    row.parsed(index)
 }
 
 /// Why the repository refused.
@@ -183,6 +178,9 @@ pub enum RepositoryError {
     /// SQLite refused (a trigger names the rule).
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
+    /// The database refused (a trigger names the rule), through the SQL seam.
+    #[error(transparent)]
+    Sql(#[from] SqlError),
 }
 
 /// A fresh revision id from the system's random source.
@@ -205,16 +203,16 @@ pub fn attempt_id_for(revision_id: &RevisionId, idempotency_key: &str) -> Attemp
 
 /// Records an upload (once per content hash).
 pub fn insert_upload(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     content_hash: &Sha256Digest,
     classification: &str,
     file_name: &str,
     size: u64,
 ) -> Result<(), RepositoryError> {
     transaction.execute(
-        "INSERT OR IGNORE INTO uploads (content_hash, classification, file_name, size, stored_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
+        "INSERT INTO uploads (content_hash, classification, file_name, size, stored_at)
+         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+        sql_params![
             content_hash.to_hex(),
             classification,
             file_name,
@@ -227,15 +225,15 @@ pub fn insert_upload(
 
 /// Records a confirmed spec (once per spec hash).
 pub fn insert_spec(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     spec_hash: &Sha256Digest,
     content_hash: &Sha256Digest,
     canonical: &[u8],
 ) -> Result<(), RepositoryError> {
     transaction.execute(
-        "INSERT OR IGNORE INTO specs (spec_hash, content_hash, spec, confirmed_at)
-         VALUES (?1, ?2, ?3, ?4)",
-        params![
+        "INSERT INTO specs (spec_hash, content_hash, spec, confirmed_at)
+         VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        sql_params![
             spec_hash.to_hex(),
             content_hash.to_hex(),
             canonical,
@@ -273,7 +271,7 @@ pub struct NewRevision {
 /// Creates a revision at version 1, Draft or Experimental/Draft, and appends its
 /// `revision_lifecycle` creation record. A Draft must name its execution request.
 pub fn create_revision(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     new: &NewRevision,
 ) -> Result<Revision, RepositoryError> {
     let status = if new.free_scale {
@@ -306,7 +304,7 @@ pub fn create_revision(
                                 snapshot_hash, request_hash, created_at, inputs, author_name,
                                 parent_id)
          VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
+        sql_params![
             new.id.as_str(),
             new.spec_hash.to_hex(),
             status.as_str(),
@@ -316,7 +314,7 @@ pub fn create_revision(
             new.request_hash.map(|h| h.to_hex()),
             now,
             inputs,
-            new.actor.account_name,
+            &new.actor.account_name,
             new.parent.as_ref().map(RevisionId::as_str)
         ],
     )?;
@@ -325,16 +323,16 @@ pub fn create_revision(
 
 /// The source metadata and profile warnings kept with revision `id`.
 pub fn get_revision_inputs(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     id: &RevisionId,
 ) -> Result<Option<RevisionInputs>, RepositoryError> {
     let bytes: Option<Option<Vec<u8>>> = connection
-        .query_row(
+        .query_opt(
             "SELECT inputs FROM revisions WHERE id = ?1",
-            [id.as_str()],
-            |row| row.get(0),
-        )
-        .optional()?;
+            sql_params![id.as_str()],
+        )?
+        .map(|row| row.get(0))
+        .transpose()?;
     let Some(bytes) = bytes.flatten() else {
         return Ok(None);
     };
@@ -351,18 +349,15 @@ const REVISION_COLUMNS: &str = "id, spec_hash, status, version, script_hash, sna
 
 /// A status column; a value the schema's CHECK should have refused is a read error, never a
 /// guess.
-fn status_column(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<RevisionStatus> {
+fn status_column(row: &SqlRow, index: usize) -> Result<RevisionStatus, SqlError> {
     let text: String = row.get(index)?;
-    RevisionStatus::parse(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            format!("unknown revision status {text:?}").into(),
-        )
+    RevisionStatus::parse(&text).ok_or_else(|| SqlError::Unreadable {
+        column: index,
+        detail: format!("unknown revision status {text:?}"),
     })
 }
 
-fn revision_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Revision> {
+fn revision_from(row: &SqlRow) -> Result<Revision, SqlError> {
     Ok(Revision {
         id: id_at(row, 0)?,
         spec_hash: row.get(1)?,
@@ -379,41 +374,42 @@ fn revision_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Revision> {
 }
 
 /// Whether revision `id` exists.
-pub fn revision_exists(
-    connection: &rusqlite::Connection,
-    id: &RevisionId,
-) -> Result<bool, rusqlite::Error> {
-    connection.query_row(
-        "SELECT EXISTS (SELECT 1 FROM revisions WHERE id = ?1)",
-        [id.as_str()],
-        |row| row.get(0),
-    )
+pub fn revision_exists(connection: &impl Sql, id: &RevisionId) -> Result<bool, SqlError> {
+    connection
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM revisions WHERE id = ?1)",
+            sql_params![id.as_str()],
+        )?
+        .get(0)
 }
 
 /// The revision `id`.
 pub fn get_revision(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     id: &RevisionId,
 ) -> Result<Option<Revision>, RepositoryError> {
     Ok(connection
-        .query_row(
+        .query_opt(
             &format!("SELECT {REVISION_COLUMNS} FROM revisions WHERE id = ?1"),
-            [id.as_str()],
-            revision_from,
-        )
-        .optional()?)
+            sql_params![id.as_str()],
+        )?
+        .map(|row| revision_from(&row))
+        .transpose()?)
 }
 
 /// Every revision, newest first.
-pub fn list_revisions(connection: &rusqlite::Connection) -> Result<Vec<Revision>, RepositoryError> {
-    let mut statement = connection.prepare(&format!(
-        "SELECT {REVISION_COLUMNS} FROM revisions ORDER BY created_at DESC, id"
-    ))?;
-    let rows = statement.query_map([], revision_from)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub fn list_revisions(connection: &impl Sql) -> Result<Vec<Revision>, RepositoryError> {
+    Ok(connection
+        .query(
+            &format!("SELECT {REVISION_COLUMNS} FROM revisions ORDER BY created_at DESC, id"),
+            &[],
+        )?
+        .iter()
+        .map(revision_from)
+        .collect::<Result<_, _>>()?)
 }
 
-fn attempt_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attempt> {
+fn attempt_from(row: &SqlRow) -> Result<Attempt, SqlError> {
     Ok(Attempt {
         id: id_at(row, 0)?,
         revision_id: id_at(row, 1)?,
@@ -426,44 +422,52 @@ fn attempt_from(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attempt> {
 
 /// The attempt `id`.
 pub fn get_attempt(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     id: &AttemptId,
 ) -> Result<Option<Attempt>, RepositoryError> {
     Ok(connection
-        .query_row(
+        .query_opt(
             "SELECT id, revision_id, fingerprint, captured_version, state, reason
              FROM attempts WHERE id = ?1",
-            [id.as_str()],
-            attempt_from,
-        )
-        .optional()?)
+            sql_params![id.as_str()],
+        )?
+        .map(|row| attempt_from(&row))
+        .transpose()?)
 }
 
 /// The latest attempt of revision `revision_id`, if any.
 pub fn latest_attempt(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     revision_id: &RevisionId,
 ) -> Result<Option<Attempt>, RepositoryError> {
-    Ok(connection
-        .query_row(
+    // Two attempts started in one microsecond: the one inserted last (SQLite's rowid, the
+    // PostgreSQL table's own sequence).
+    let sql = match connection.dialect() {
+        Dialect::Sqlite => {
             "SELECT id, revision_id, fingerprint, captured_version, state, reason
-             FROM attempts WHERE revision_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1",
-            [revision_id.as_str()],
-            attempt_from,
-        )
-        .optional()?)
+             FROM attempts WHERE revision_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1"
+        }
+        Dialect::Postgres => {
+            "SELECT id, revision_id, fingerprint, captured_version, state, reason
+             FROM attempts WHERE revision_id = ?1 ORDER BY started_at DESC, seq DESC LIMIT 1"
+        }
+    };
+    Ok(connection
+        .query_opt(sql, sql_params![revision_id.as_str()])?
+        .map(|row| attempt_from(&row))
+        .transpose()?)
 }
 
 /// The canonical JSON of the confirmed spec `spec_hash`, if stored.
 pub fn get_spec(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     spec_hash: &str,
 ) -> Result<Option<Vec<u8>>, RepositoryError> {
     Ok(connection
-        .query_row(
+        .query_opt(
             "SELECT spec FROM specs WHERE spec_hash = ?1",
-            [spec_hash],
-            |row| row.get(0),
-        )
-        .optional()?)
+            sql_params![spec_hash],
+        )?
+        .map(|row| row.get(0))
+        .transpose()?)
 }

@@ -4,8 +4,8 @@
 //! expired) ends its attempt as failed and goes back to the queue, up to the request's claim
 //! limit. Each claim is an attempt of its own (see [`attempt_key`]), so the evidence shows every
 //! try, and the database's one-active-attempt rule keeps one revision from running twice at once.
-
-use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+//! Written against [`Sql`]: runners on several hosts share one PostgreSQL queue as the server's
+//! runners share the SQLite one.
 
 use crate::{
     domain::ids::{AttemptId, RevisionId},
@@ -16,6 +16,8 @@ use crate::{
         attempt_id_for, fail_attempt, get_attempt, get_revision, id_at, RepositoryError,
         RevisionStatus,
     },
+    sql::{Sql, SqlError, SqlRow},
+    sql_params,
 };
 
 /// Where a run request stands.
@@ -30,16 +32,15 @@ pub enum QueueState {
 }
 
 impl QueueState {
-    fn from_column(text: &str) -> rusqlite::Result<Self> {
+    fn from_column(text: &str) -> Result<Self, SqlError> {
         match text {
             "queued" => Ok(Self::Queued),
             "claimed" => Ok(Self::Claimed),
             "done" => Ok(Self::Done),
-            other => Err(rusqlite::Error::FromSqlConversionFailure(
-                0,
-                rusqlite::types::Type::Text,
-                format!("unknown run request state {other:?}").into(),
-            )),
+            other => Err(SqlError::Unreadable {
+                column: 5,
+                detail: format!("unknown run request state {other:?}"),
+            }),
         }
     }
 }
@@ -118,25 +119,27 @@ const COLUMNS: &str = "seq, revision_id, idempotency_key, requested_by, requeste
      claims, max_claims, attempt_id, runner, runner_slot, phase, claimed_at, lease_until, \
      requeued_because, ended_at, outcome";
 
-fn request_at(row: &Row<'_>) -> rusqlite::Result<RunRequest> {
+fn request_at(row: &SqlRow) -> Result<RunRequest, SqlError> {
     let requested_by: String = row.get(3)?;
-    let requested_by = serde_json::from_str(&requested_by).map_err(|error| {
-        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(error))
-    })?;
+    let requested_by =
+        serde_json::from_str(&requested_by).map_err(|error| SqlError::Unreadable {
+            column: 3,
+            detail: format!("requested_by is not an actor: {error}"),
+        })?;
     Ok(RunRequest {
         seq: row.get(0)?,
         revision_id: id_at(row, 1)?,
         idempotency_key: row.get(2)?,
         requested_by,
         requested_at: row.get(4)?,
-        state: QueueState::from_column(&row.get::<_, String>(5)?)?,
+        state: QueueState::from_column(&row.get::<String>(5)?)?,
         claims: row.get(6)?,
         max_claims: row.get(7)?,
         attempt_id: id_at(row, 8)?,
         runner: row.get(9)?,
         runner_slot: row.get(10)?,
         phase: row
-            .get::<_, Option<String>>(11)?
+            .get::<Option<String>>(11)?
             .as_deref()
             .and_then(RunPhase::from_column),
         claimed_at: row.get(12)?,
@@ -160,40 +163,39 @@ pub fn attempt_key(key: &str, claim: u32) -> String {
 
 /// The request with this sequence number.
 pub fn request_by_seq(
-    connection: &Connection,
+    connection: &impl Sql,
     seq: i64,
 ) -> Result<Option<RunRequest>, RepositoryError> {
     Ok(connection
-        .query_row(
+        .query_opt(
             &format!("SELECT {COLUMNS} FROM run_queue WHERE seq = ?1"),
-            [seq],
-            request_at,
-        )
-        .optional()?)
+            sql_params![seq],
+        )?
+        .map(|row| request_at(&row))
+        .transpose()?)
 }
 
 /// The request of `revision_id` that is queued or claimed, with its position among the queued
 /// ones (1 for the next to be claimed; 0 when claimed).
 pub fn open_request(
-    connection: &Connection,
+    connection: &impl Sql,
     revision_id: &RevisionId,
 ) -> Result<Option<(RunRequest, usize)>, RepositoryError> {
-    let Some(request) = connection
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM run_queue WHERE revision_id = ?1 AND state <> 'done'"),
-            [revision_id.as_str()],
-            request_at,
-        )
-        .optional()?
+    let Some(row) = connection.query_opt(
+        &format!("SELECT {COLUMNS} FROM run_queue WHERE revision_id = ?1 AND state <> 'done'"),
+        sql_params![revision_id.as_str()],
+    )?
     else {
         return Ok(None);
     };
+    let request = request_at(&row)?;
     let position = if request.state == QueueState::Queued {
-        connection.query_row(
-            "SELECT count(*) FROM run_queue WHERE state = 'queued' AND seq <= ?1",
-            [request.seq],
-            |row| row.get::<_, i64>(0),
-        )? as usize
+        connection
+            .query_one(
+                "SELECT count(*) FROM run_queue WHERE state = 'queued' AND seq <= ?1",
+                sql_params![request.seq],
+            )?
+            .get::<i64>(0)? as usize
     } else {
         0
     };
@@ -204,21 +206,21 @@ pub fn open_request(
 /// when the key was pressed before or the revision already has a request queued or running,
 /// that one (`false`: nothing new was queued; a double click joins the run in progress).
 pub fn enqueue_run(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     revision_id: &RevisionId,
     key: &str,
     actor: &Actor,
     max_claims: u32,
 ) -> Result<(RunRequest, bool), RepositoryError> {
     let same_key = transaction
-        .query_row(
+        .query_opt(
             &format!(
                 "SELECT {COLUMNS} FROM run_queue WHERE revision_id = ?1 AND idempotency_key = ?2"
             ),
-            params![revision_id.as_str(), key],
-            request_at,
-        )
-        .optional()?;
+            sql_params![revision_id.as_str(), key],
+        )?
+        .map(|row| request_at(&row))
+        .transpose()?;
     if let Some(request) = same_key {
         return Ok((request, false));
     }
@@ -227,11 +229,11 @@ pub fn enqueue_run(
     }
     let requested_by = serde_json::to_string(actor)
         .map_err(|error| RepositoryError::Stored(format!("the actor as JSON: {error}")))?;
-    transaction.execute(
+    let seq: i64 = transaction.query_one(
         "INSERT INTO run_queue (revision_id, idempotency_key, requested_by, requested_at, state,
                                 claims, max_claims, attempt_id)
-         VALUES (?1, ?2, ?3, ?4, 'queued', 0, ?5, ?6)",
-        params![
+         VALUES (?1, ?2, ?3, ?4, 'queued', 0, ?5, ?6) RETURNING seq",
+        sql_params![
             revision_id.as_str(),
             key,
             requested_by,
@@ -239,8 +241,8 @@ pub fn enqueue_run(
             max_claims.max(1),
             attempt_id_for(revision_id, key).as_str()
         ],
-    )?;
-    let seq = transaction.last_insert_rowid();
+    )?
+    .get(0)?;
     let request = request_by_seq(transaction, seq)?
         .ok_or_else(|| RepositoryError::Stored(format!("run request {seq} vanished")))?;
     Ok((request, true))
@@ -268,17 +270,17 @@ impl Claimant {
 /// Claims the oldest queued request for `claimant` until `lease_until` (RFC 3339 UTC): its
 /// claim count goes up by one and its attempt becomes that claim's.
 pub fn claim_next(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     claimant: &Claimant,
     lease_until: &str,
 ) -> Result<Option<RunRequest>, RepositoryError> {
     let oldest: Option<i64> = transaction
-        .query_row(
+        .query_opt(
             "SELECT seq FROM run_queue WHERE state = 'queued' ORDER BY seq LIMIT 1",
-            [],
-            |row| row.get(0),
-        )
-        .optional()?;
+            &[],
+        )?
+        .map(|row| row.get(0))
+        .transpose()?;
     match oldest {
         Some(seq) => claim_request(transaction, seq, claimant, lease_until),
         None => Ok(None),
@@ -287,7 +289,7 @@ pub fn claim_next(
 
 /// Claims request `seq` if it is queued (the command line runs its own request at once).
 pub fn claim_request(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     seq: i64,
     claimant: &Claimant,
     lease_until: &str,
@@ -307,11 +309,11 @@ pub fn claim_request(
         "UPDATE run_queue SET state = 'claimed', claims = ?2, attempt_id = ?3, runner = ?4,
                 runner_slot = ?5, phase = 'preparing', claimed_at = ?6, lease_until = ?7
          WHERE seq = ?1 AND state = 'queued'",
-        params![
+        sql_params![
             seq,
             claim,
             attempt_id.as_str(),
-            claimant.process,
+            &claimant.process,
             claimant.slot,
             utc_now(),
             lease_until
@@ -327,7 +329,7 @@ pub fn claim_request(
 /// the phase when one is given. `false` when the claim is no longer this claimant's (it was
 /// found lost and given back to the queue): the run must stop.
 pub fn renew_claim(
-    connection: &Connection,
+    connection: &impl Sql,
     seq: i64,
     attempt_id: &AttemptId,
     claimant: &Claimant,
@@ -338,10 +340,10 @@ pub fn renew_claim(
         "UPDATE run_queue SET lease_until = ?5, phase = coalesce(?6, phase)
          WHERE seq = ?1 AND state = 'claimed' AND attempt_id = ?2 AND runner = ?3
            AND runner_slot = ?4",
-        params![
+        sql_params![
             seq,
             attempt_id.as_str(),
-            claimant.process,
+            &claimant.process,
             claimant.slot,
             lease_until,
             phase.map(RunPhase::as_str)
@@ -353,7 +355,7 @@ pub fn renew_claim(
 /// Ends `claimant`'s claim of request `seq` with `outcome` (in words). `false` when the claim
 /// was no longer this claimant's.
 pub fn finish_claim(
-    connection: &Connection,
+    connection: &impl Sql,
     seq: i64,
     attempt_id: &AttemptId,
     claimant: &Claimant,
@@ -363,10 +365,10 @@ pub fn finish_claim(
         "UPDATE run_queue SET state = 'done', ended_at = ?5, outcome = ?6
          WHERE seq = ?1 AND state = 'claimed' AND attempt_id = ?2 AND runner = ?3
            AND runner_slot = ?4",
-        params![
+        sql_params![
             seq,
             attempt_id.as_str(),
-            claimant.process,
+            &claimant.process,
             claimant.slot,
             utc_now(),
             outcome
@@ -378,7 +380,7 @@ pub fn finish_claim(
 /// Ends attempt `attempt_id` as failed with `why` if it is active (a lost claim's attempt, or
 /// the attempt of a run this process stopped because its claim was lost); `true` if it did.
 pub fn end_attempt_if_active(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     attempt_id: &AttemptId,
     why: &str,
 ) -> Result<bool, RepositoryError> {
@@ -391,18 +393,18 @@ pub fn end_attempt_if_active(
 
 /// The newest request of `revision_id`, whatever its state.
 pub fn latest_request(
-    connection: &Connection,
+    connection: &impl Sql,
     revision_id: &RevisionId,
 ) -> Result<Option<RunRequest>, RepositoryError> {
     Ok(connection
-        .query_row(
+        .query_opt(
             &format!(
                 "SELECT {COLUMNS} FROM run_queue WHERE revision_id = ?1 ORDER BY seq DESC LIMIT 1"
             ),
-            [revision_id.as_str()],
-            request_at,
-        )
-        .optional()?)
+            sql_params![revision_id.as_str()],
+        )?
+        .map(|row| request_at(&row))
+        .transpose()?)
 }
 
 /// Whether `request`'s claim is lost at `now`: its lease expired (a live runner renews it every
@@ -438,16 +440,17 @@ pub struct RecoveredClaim {
 /// attempt as failed (when still active) and gives the request back to the queue at its old
 /// place, or ends it when its claims are used up.
 pub fn recover_lost_claims(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     now: &str,
 ) -> Result<Vec<RecoveredClaim>, RepositoryError> {
-    let claimed: Vec<RunRequest> = {
-        let mut statement = transaction.prepare(&format!(
-            "SELECT {COLUMNS} FROM run_queue WHERE state = 'claimed' ORDER BY seq"
-        ))?;
-        let rows = statement.query_map([], request_at)?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let claimed: Vec<RunRequest> = transaction
+        .query(
+            &format!("SELECT {COLUMNS} FROM run_queue WHERE state = 'claimed' ORDER BY seq"),
+            &[],
+        )?
+        .iter()
+        .map(request_at)
+        .collect::<Result<_, _>>()?;
     let mut recovered = Vec::new();
     for request in claimed {
         if !claim_is_lost(&request, now) {
@@ -469,7 +472,7 @@ pub fn recover_lost_claims(
             transaction.execute(
                 "UPDATE run_queue SET state = 'done', ended_at = ?2, outcome = ?3
                  WHERE seq = ?1 AND state = 'claimed'",
-                params![
+                sql_params![
                     request.seq,
                     now,
                     "verified (its runner was lost after the revision was promoted)"
@@ -480,13 +483,13 @@ pub fn recover_lost_claims(
                 "UPDATE run_queue SET state = 'queued', runner = NULL, runner_slot = NULL,
                         phase = NULL, claimed_at = NULL, lease_until = NULL, requeued_because = ?2
                  WHERE seq = ?1 AND state = 'claimed'",
-                params![request.seq, why],
+                sql_params![request.seq, why],
             )?;
         } else {
             transaction.execute(
                 "UPDATE run_queue SET state = 'done', ended_at = ?2, outcome = ?3
                  WHERE seq = ?1 AND state = 'claimed'",
-                params![request.seq, now, format!("not run: {why}; no claim left")],
+                sql_params![request.seq, now, format!("not run: {why}; no claim left")],
             )?;
         }
         recovered.push(RecoveredClaim {
@@ -504,17 +507,20 @@ pub fn recover_lost_claims(
 /// old place with one more claim allowed, so a restart or a deploy does not use up a run's tries
 /// (a lost runner does). Returns how many claims were given back.
 pub fn release_claims_of(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     process: &str,
     why: &str,
 ) -> Result<usize, RepositoryError> {
-    let claimed: Vec<RunRequest> = {
-        let mut statement = transaction.prepare(&format!(
-            "SELECT {COLUMNS} FROM run_queue WHERE state = 'claimed' AND runner = ?1 ORDER BY seq"
-        ))?;
-        let rows = statement.query_map([process], request_at)?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let claimed: Vec<RunRequest> = transaction
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM run_queue WHERE state = 'claimed' AND runner = ?1 ORDER BY seq"
+            ),
+            sql_params![process],
+        )?
+        .iter()
+        .map(request_at)
+        .collect::<Result<_, _>>()?;
     for request in &claimed {
         end_attempt_if_active(transaction, &request.attempt_id, why)?;
         transaction.execute(
@@ -522,7 +528,7 @@ pub fn release_claims_of(
                     phase = NULL, claimed_at = NULL, lease_until = NULL,
                     max_claims = max_claims + 1, requeued_because = ?2
              WHERE seq = ?1 AND state = 'claimed'",
-            params![request.seq, why],
+            sql_params![request.seq, why],
         )?;
     }
     Ok(claimed.len())

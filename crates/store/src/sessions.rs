@@ -12,6 +12,67 @@ use tower_sessions::{
 };
 
 use super::db::Database;
+use crate::{
+    sql::{Dialect, Sql, SqlError},
+    sql_params,
+};
+
+/// Stores a new session unless its id is taken; whether it was stored.
+pub fn insert_session(
+    connection: &impl Sql,
+    id: &str,
+    data: Vec<u8>,
+    expiry_unix: i64,
+) -> Result<bool, SqlError> {
+    Ok(connection.execute(
+        "INSERT INTO sessions (id, data, expiry_unix) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+        sql_params![id, data, expiry_unix],
+    )? == 1)
+}
+
+/// Updates a stored session (one deleted meanwhile stays deleted).
+pub fn update_session(
+    connection: &impl Sql,
+    id: &str,
+    data: Vec<u8>,
+    expiry_unix: i64,
+) -> Result<(), SqlError> {
+    connection.execute(
+        "UPDATE sessions SET data = ?2, expiry_unix = ?3 WHERE id = ?1",
+        sql_params![id, data, expiry_unix],
+    )?;
+    Ok(())
+}
+
+/// A session's data and expiry, unless it expired by `now_unix`.
+pub fn load_session(
+    connection: &impl Sql,
+    id: &str,
+    now_unix: i64,
+) -> Result<Option<(Vec<u8>, i64)>, SqlError> {
+    connection
+        .query_opt(
+            "SELECT data, expiry_unix FROM sessions WHERE id = ?1 AND expiry_unix > ?2",
+            sql_params![id, now_unix],
+        )?
+        .map(|row| Ok((row.get(0)?, row.get(1)?)))
+        .transpose()
+}
+
+/// Deletes a session.
+pub fn delete_session(connection: &impl Sql, id: &str) -> Result<(), SqlError> {
+    connection.execute("DELETE FROM sessions WHERE id = ?1", sql_params![id])?;
+    Ok(())
+}
+
+/// Deletes the sessions expired by `now_unix`.
+pub fn delete_expired_sessions(connection: &impl Sql, now_unix: i64) -> Result<(), SqlError> {
+    connection.execute(
+        "DELETE FROM sessions WHERE expiry_unix <= ?1",
+        sql_params![now_unix],
+    )?;
+    Ok(())
+}
 
 /// How often expired sessions are deleted.
 pub const EXPIRED_SESSION_SWEEP: std::time::Duration = std::time::Duration::from_secs(300);
@@ -40,7 +101,7 @@ fn now_unix() -> i64 {
 impl SqliteSessionStore {
     async fn run<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, SqlError> + Send + 'static,
     ) -> session_store::Result<T> {
         self.database
             .call(move |connection| work(connection).map_err(super::db::DatabaseError::from))
@@ -59,14 +120,9 @@ impl SessionStore for SqliteSessionStore {
                 .map_err(|e| session_store::Error::Encode(e.to_string()))?;
             let (id, expiry) = (record.id.to_string(), record.expiry_date.unix_timestamp());
             let inserted = self
-                .run(move |connection| {
-                    connection.execute(
-                        "INSERT OR IGNORE INTO sessions (id, data, expiry_unix) VALUES (?1, ?2, ?3)",
-                        rusqlite::params![id, json, expiry],
-                    )
-                })
+                .run(move |connection| insert_session(&*connection, &id, json, expiry))
                 .await?;
-            if inserted == 1 {
+            if inserted {
                 return Ok(());
             }
             record.id = Id::default();
@@ -80,29 +136,15 @@ impl SessionStore for SqliteSessionStore {
         // An update only: a session deleted meanwhile (logout, a disabled account) stays
         // deleted even if a request that was in flight saves it afterwards. New sessions go
         // through `create`.
-        self.run(move |connection| {
-            connection.execute(
-                "UPDATE sessions SET data = ?2, expiry_unix = ?3 WHERE id = ?1",
-                rusqlite::params![id, json, expiry],
-            )
-        })
-        .await?;
+        self.run(move |connection| update_session(&*connection, &id, json, expiry))
+            .await?;
         Ok(())
     }
 
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
         let key = id.to_string();
         let row: Option<(Vec<u8>, i64)> = self
-            .run(move |connection| {
-                use rusqlite::OptionalExtension;
-                connection
-                    .query_row(
-                        "SELECT data, expiry_unix FROM sessions WHERE id = ?1 AND expiry_unix > ?2",
-                        rusqlite::params![key, now_unix()],
-                        |row| Ok((row.get(0)?, row.get(1)?)),
-                    )
-                    .optional()
-            })
+            .run(move |connection| load_session(&*connection, &key, now_unix()))
             .await?;
         let Some((json, expiry)) = row else {
             return Ok(None);
@@ -118,7 +160,7 @@ impl SessionStore for SqliteSessionStore {
 
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
         let id = id.to_string();
-        self.run(move |connection| connection.execute("DELETE FROM sessions WHERE id = ?1", [id]))
+        self.run(move |connection| delete_session(&*connection, &id))
             .await?;
         Ok(())
     }
@@ -127,10 +169,8 @@ impl SessionStore for SqliteSessionStore {
 #[async_trait]
 impl ExpiredDeletion for SqliteSessionStore {
     async fn delete_expired(&self) -> session_store::Result<()> {
-        self.run(|connection| {
-            connection.execute("DELETE FROM sessions WHERE expiry_unix <= ?1", [now_unix()])
-        })
-        .await?;
+        self.run(|connection| delete_expired_sessions(&*connection, now_unix()))
+            .await?;
         Ok(())
     }
 }
@@ -150,13 +190,17 @@ pub fn delete_expired_sessions_every(store: SqliteSessionStore, period: std::tim
 }
 
 /// Whether session `id` is stored and unexpired (a logout or a disabled account deletes it).
-pub fn session_is_stored(
-    connection: &rusqlite::Connection,
-    id: &str,
-) -> Result<bool, rusqlite::Error> {
-    connection.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND expiry_unix > unixepoch())",
-        [id],
-        |row| row.get(0),
-    )
+pub fn session_is_stored(connection: &impl Sql, id: &str) -> Result<bool, SqlError> {
+    let now = match connection.dialect() {
+        Dialect::Sqlite => "unixepoch()",
+        Dialect::Postgres => "CAST(extract(epoch FROM now()) AS BIGINT)",
+    };
+    connection
+        .query_one(
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND expiry_unix > {now})"
+            ),
+            sql_params![id],
+        )?
+        .get(0)
 }

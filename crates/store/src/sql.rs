@@ -18,6 +18,32 @@ pub enum Dialect {
     Postgres,
 }
 
+impl Dialect {
+    /// SQL for the text at `path` (dot-separated keys) of the JSON held in `column`: SQLite's
+    /// `json_extract`, PostgreSQL's `->>` (one key, the form its expression indexes use) or
+    /// `#>>`. (SQLite's gives numbers as numbers: compare those with [`Dialect::json_integer`].)
+    pub fn json_text(self, column: &str, path: &str) -> String {
+        match self {
+            Self::Sqlite => format!("json_extract({column}, '$.{path}')"),
+            Self::Postgres if !path.contains('.') => {
+                format!("(adamviz_json({column}) ->> '{path}')")
+            }
+            Self::Postgres => format!(
+                "(adamviz_json({column}) #>> '{{{}}}')",
+                path.replace('.', ",")
+            ),
+        }
+    }
+
+    /// SQL for the integer at `path` of the JSON held in `column`.
+    pub fn json_integer(self, column: &str, path: &str) -> String {
+        match self {
+            Self::Sqlite => self.json_text(column, path),
+            Self::Postgres => format!("CAST({} AS BIGINT)", self.json_text(column, path)),
+        }
+    }
+}
+
 /// A parameter or column value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SqlValue {
@@ -107,6 +133,14 @@ pub enum SqlError {
         /// What it holds.
         found: &'static str,
     },
+    /// A stored value is not what adamviz wrote (a CHECK should have refused it).
+    #[error("column {column}: {detail}")]
+    Unreadable {
+        /// The column's index.
+        column: usize,
+        /// What is wrong.
+        detail: String,
+    },
     /// No connection could be had.
     #[error("no database connection available: {0}")]
     Pool(String),
@@ -132,6 +166,19 @@ impl SqlRow {
     /// Column `index` as `T`.
     pub fn get<T: FromSqlValue>(&self, index: usize) -> Result<T, SqlError> {
         T::from_sql_value(self.0.get(index).unwrap_or(&SqlValue::Null), index)
+    }
+
+    /// Text column `index` through `T`'s parser: a value it refuses is an error, never a guess.
+    pub fn parsed<T>(&self, index: usize) -> Result<T, SqlError>
+    where
+        T: std::str::FromStr,
+        T::Err: std::fmt::Display,
+    {
+        let text: String = self.get(index)?;
+        text.parse().map_err(|error: T::Err| SqlError::Unreadable {
+            column: index,
+            detail: format!("{text:?}: {error}"),
+        })
     }
 }
 
@@ -160,6 +207,15 @@ impl FromSqlValue for i64 {
                 found: found(other),
             }),
         }
+    }
+}
+impl FromSqlValue for u32 {
+    fn from_sql_value(value: &SqlValue, column: usize) -> Result<Self, SqlError> {
+        let wide = i64::from_sql_value(value, column)?;
+        u32::try_from(wide).map_err(|_| SqlError::Unreadable {
+            column,
+            detail: format!("{wide} is out of range"),
+        })
     }
 }
 impl FromSqlValue for bool {
@@ -290,5 +346,24 @@ impl Sql for rusqlite::Transaction<'_> {
 
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, SqlError> {
         Sql::query(&**self, sql, params)
+    }
+}
+
+/// A pooled connection is its connection.
+impl<M> Sql for r2d2::PooledConnection<M>
+where
+    M: r2d2::ManageConnection,
+    M::Connection: Sql,
+{
+    fn dialect(&self) -> Dialect {
+        (**self).dialect()
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        (**self).execute(sql, params)
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, SqlError> {
+        (**self).query(sql, params)
     }
 }

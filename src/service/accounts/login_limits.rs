@@ -336,7 +336,12 @@ pub fn locked_until(
     client: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<String>, DbError> {
-    failures::locked_until(connection, name, client, &timestamp(now))
+    Ok(failures::locked_until(
+        connection,
+        name,
+        client,
+        &timestamp(now),
+    )?)
 }
 
 /// Counts a failed login of `name` from `client` at `now` towards its lockout: the
@@ -380,7 +385,7 @@ pub fn count_failure(
 
 /// Forgets the failures of `name` from `client` (after a right password from there).
 pub fn clear_failures(connection: &Connection, name: &str, client: &str) -> Result<(), DbError> {
-    failures::clear(connection, name, client)
+    Ok(failures::clear(connection, name, client)?)
 }
 
 #[cfg(test)]

@@ -12,10 +12,13 @@
 //! 5. `NO_SIGNING_EVENT`: the security log has the `signing` success the signing path writes in
 //!    the same transaction: same account, same time, same revision.
 
-use rusqlite::{params, OptionalExtension as _};
 use serde_json::Value;
 
-use crate::domain::account::Role;
+use crate::{
+    domain::account::Role,
+    sql::{Sql, SqlError},
+    sql_params,
+};
 
 /// An approval the database does not back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,34 +39,30 @@ fn text(value: &Value) -> String {
 
 /// Whether account `id` held `role` at `at`: its latest history row for that role at or before
 /// `at` is a grant.
-fn held_at(
-    connection: &rusqlite::Connection,
-    id: i64,
-    role: Role,
-    at: &str,
-) -> Result<bool, rusqlite::Error> {
+fn held_at(connection: &impl Sql, id: i64, role: Role, at: &str) -> Result<bool, SqlError> {
     let latest: Option<String> = connection
-        .query_row(
+        .query_opt(
             "SELECT change FROM account_role_history
              WHERE account_id = ?1 AND role = ?2 AND at <= ?3
              ORDER BY seq DESC LIMIT 1",
-            params![id, role.as_str(), at],
-            |row| row.get(0),
-        )
-        .optional()?;
+            sql_params![id, role.as_str(), at],
+        )?
+        .map(|row| row.get(0))
+        .transpose()?;
     Ok(latest.as_deref() == Some("granted"))
 }
 
 /// Replays every approval record against the accounts, the role history, the revision's
 /// creation record and the security log.
-pub fn audit_approvals(
-    connection: &rusqlite::Connection,
-) -> Result<Vec<ApprovalProblem>, rusqlite::Error> {
-    let mut statement = connection
-        .prepare("SELECT seq, record FROM evidence_ledger WHERE kind = 'approval' ORDER BY seq")?;
-    let approvals: Vec<(i64, Vec<u8>)> = statement
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+pub fn audit_approvals(connection: &impl Sql) -> Result<Vec<ApprovalProblem>, SqlError> {
+    let approvals: Vec<(i64, Vec<u8>)> = connection
+        .query(
+            "SELECT seq, record FROM evidence_ledger WHERE kind = 'approval' ORDER BY seq",
+            &[],
+        )?
+        .iter()
+        .map(|row| Ok((row.get(0)?, row.get(1)?)))
+        .collect::<Result<_, SqlError>>()?;
     let mut problems = Vec::new();
     for (seq, bytes) in approvals {
         let record: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -94,10 +93,7 @@ struct Approval {
 
 impl Approval {
     /// The record's problems against the database, as (code, detail).
-    fn problems(
-        &self,
-        connection: &rusqlite::Connection,
-    ) -> Result<Vec<(&'static str, String)>, rusqlite::Error> {
+    fn problems(&self, connection: &impl Sql) -> Result<Vec<(&'static str, String)>, SqlError> {
         let Approval {
             revision_id,
             signer_id,
@@ -151,18 +147,15 @@ impl Approval {
     }
 
     /// Why the signer is not an account of that name, if it is not.
-    fn unknown_signer(
-        &self,
-        connection: &rusqlite::Connection,
-    ) -> Result<Option<String>, rusqlite::Error> {
+    fn unknown_signer(&self, connection: &impl Sql) -> Result<Option<String>, SqlError> {
         let (signer_id, signer_name) = (self.signer_id, &self.signer_name);
         let stored_name: Option<String> = connection
-            .query_row(
+            .query_opt(
                 "SELECT name FROM accounts WHERE id = ?1",
-                [signer_id],
-                |row| row.get(0),
-            )
-            .optional()?;
+                sql_params![signer_id],
+            )?
+            .map(|row| row.get(0))
+            .transpose()?;
         Ok(match stored_name {
             None => Some(format!(
                 "no account has the signer's id {signer_id} ({signer_name:?})"
@@ -175,43 +168,30 @@ impl Approval {
     }
 
     /// Whether the security log holds the successful signing this record came from.
-    fn signing_event_exists(&self, connection: &rusqlite::Connection) -> rusqlite::Result<bool> {
-        connection.query_row(
-            "SELECT EXISTS (SELECT 1 FROM security_events
+    fn signing_event_exists(&self, connection: &impl Sql) -> Result<bool, SqlError> {
+        connection
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM security_events
                             WHERE event = 'signing' AND outcome = 'success'
                               AND account_id = ?1 AND at = ?2 AND detail LIKE ?3 ESCAPE '\\')",
-            params![
-                self.signer_id,
-                self.signed_at,
-                format!(
-                    "{}: %",
-                    self.revision_id.replace('%', "\\%").replace('_', "\\_")
-                )
-            ],
-            |row| row.get(0),
-        )
+                sql_params![
+                    self.signer_id,
+                    self.signed_at.as_str(),
+                    format!(
+                        "{}: %",
+                        self.revision_id.replace('%', "\\%").replace('_', "\\_")
+                    )
+                ],
+            )?
+            .get(0)
     }
 }
 
 /// The creator of revision `revision_id` as its creation record names it (account id, name).
 fn creator_of(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     revision_id: &str,
-) -> Result<Option<(Option<i64>, String)>, rusqlite::Error> {
-    connection
-        .query_row(
-            "SELECT json_extract(record, '$.actor.account_id'),
-                    json_extract(record, '$.actor.account_name')
-             FROM evidence_ledger
-             WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1
-               AND json_extract(record, '$.event') = 'created'",
-            [revision_id],
-            |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                ))
-            },
-        )
-        .optional()
+) -> Result<Option<(Option<i64>, String)>, SqlError> {
+    Ok(crate::signatures::creation_actor(connection, revision_id)?
+        .map(|(account, name)| (account, name.unwrap_or_default())))
 }

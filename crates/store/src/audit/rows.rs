@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::sql::{Sql, SqlError};
+
 /// A row the records do not explain (or a record whose row is gone).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowProblem {
@@ -46,23 +48,21 @@ fn text(record: &Value, field: &str) -> String {
 }
 
 /// Replays the lifecycle and attempt records and compares every row with them.
-pub fn audit_rows(connection: &rusqlite::Connection) -> Result<Vec<RowProblem>, rusqlite::Error> {
+pub fn audit_rows(connection: &impl Sql) -> Result<Vec<RowProblem>, SqlError> {
     let mut revisions: BTreeMap<String, RevisionFromRecords> = BTreeMap::new();
     let mut attempts: BTreeMap<String, AttemptFromRecords> = BTreeMap::new();
     let mut problems = Vec::new();
-    let mut statement = connection.prepare(
+    let records = connection.query(
         "SELECT seq, kind, record FROM evidence_ledger
          WHERE kind IN ('revision_lifecycle', 'execution_attempt') ORDER BY seq",
+        &[],
     )?;
-    let records = statement.query_map([], |row| {
-        Ok((
-            row.get::<_, i64>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, Vec<u8>>(2)?,
-        ))
-    })?;
-    for row in records {
-        let (seq, kind, bytes) = row?;
+    for row in &records {
+        let (seq, kind, bytes) = (
+            row.get::<i64>(0)?,
+            row.get::<String>(1)?,
+            row.get::<Vec<u8>>(2)?,
+        );
         // A record that is not JSON is the chain pass's finding; it explains nothing here.
         let Ok(record) = serde_json::from_slice::<Value>(&bytes) else {
             continue;
@@ -123,22 +123,21 @@ pub fn audit_rows(connection: &rusqlite::Connection) -> Result<Vec<RowProblem>, 
 }
 
 fn audit_revision_rows(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     expected: &mut BTreeMap<String, RevisionFromRecords>,
     problems: &mut Vec<RowProblem>,
-) -> Result<(), rusqlite::Error> {
-    let mut statement =
-        connection.prepare("SELECT id, status, version, spec_hash FROM revisions ORDER BY id")?;
-    let rows = statement.query_map([], |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, i64>(2)?,
-            row.get::<_, String>(3)?,
-        ))
-    })?;
-    for row in rows {
-        let (id, status, version, spec_hash) = row?;
+) -> Result<(), SqlError> {
+    let rows = connection.query(
+        "SELECT id, status, version, spec_hash FROM revisions ORDER BY id",
+        &[],
+    )?;
+    for row in &rows {
+        let (id, status, version, spec_hash) = (
+            row.get::<String>(0)?,
+            row.get::<String>(1)?,
+            row.get::<i64>(2)?,
+            row.get::<String>(3)?,
+        );
         let problem = |detail: String| RowProblem {
             table: "revisions",
             id: id.clone(),
@@ -178,17 +177,18 @@ fn audit_revision_rows(
 }
 
 fn audit_attempt_rows(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     expected: &mut BTreeMap<String, AttemptFromRecords>,
     problems: &mut Vec<RowProblem>,
-) -> Result<(), rusqlite::Error> {
-    let mut statement = connection.prepare(
+) -> Result<(), SqlError> {
+    let rows = connection.query(
         "SELECT id, revision_id, fingerprint, captured_version, state, reason
          FROM attempts ORDER BY id",
+        &[],
     )?;
-    let rows = statement.query_map([], |row| {
-        Ok((
-            row.get::<_, String>(0)?,
+    for row in &rows {
+        let (id, row) = (
+            row.get::<String>(0)?,
             AttemptFromRecords {
                 revision_id: row.get(1)?,
                 fingerprint: row.get(2)?,
@@ -196,10 +196,7 @@ fn audit_attempt_rows(
                 state: row.get(4)?,
                 reason: row.get(5)?,
             },
-        ))
-    })?;
-    for row in rows {
-        let (id, row) = row?;
+        );
         let Some(records) = expected.remove(&id) else {
             problems.push(RowProblem {
                 table: "attempts",
@@ -246,25 +243,23 @@ fn audit_attempt_rows(
 /// revision has the bundle its promotion record names (the artifact pass compares each bundle
 /// row with its own record).
 fn audit_bundle_rows(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     problems: &mut Vec<RowProblem>,
-) -> Result<(), rusqlite::Error> {
-    let mut statement = connection.prepare(
+) -> Result<(), SqlError> {
+    let rows = connection.query(
         "SELECT b.revision_id, a.state, r.status
          FROM artifact_bundles b
          LEFT JOIN attempts a ON a.id = b.attempt_id AND a.revision_id = b.revision_id
          LEFT JOIN revisions r ON r.id = b.revision_id
          ORDER BY b.revision_id",
+        &[],
     )?;
-    let rows = statement.query_map([], |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            row.get::<_, Option<String>>(1)?,
-            row.get::<_, Option<String>>(2)?,
-        ))
-    })?;
-    for row in rows {
-        let (revision, attempt_state, revision_status) = row?;
+    for row in &rows {
+        let (revision, attempt_state, revision_status) = (
+            row.get::<String>(0)?,
+            row.get::<Option<String>>(1)?,
+            row.get::<Option<String>>(2)?,
+        );
         if attempt_state.as_deref() != Some("succeeded")
             || !matches!(revision_status.as_deref(), Some("verified" | "approved"))
         {
@@ -277,17 +272,17 @@ fn audit_bundle_rows(
             });
         }
     }
-    let mut statement = connection.prepare(
+    let unbundled = connection.query(
         "SELECT r.id FROM revisions r
          WHERE r.status = 'verified'
            AND NOT EXISTS (SELECT 1 FROM artifact_bundles b WHERE b.revision_id = r.id)
          ORDER BY r.id",
+        &[],
     )?;
-    let unbundled = statement.query_map([], |row| row.get::<_, String>(0))?;
-    for id in unbundled {
+    for row in &unbundled {
         problems.push(RowProblem {
             table: "revisions",
-            id: id?,
+            id: row.get(0)?,
             detail: "verified without an accepted bundle".to_owned(),
         });
     }

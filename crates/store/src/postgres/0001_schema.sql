@@ -28,8 +28,10 @@ END $$;
 
 -- ---------------------------------------------------------------------------------------------
 -- The evidence ledger: append-only, each record naming its predecessor's hash.
+-- `seq` is given by the insert trigger: the next position after the head, under the chain's
+-- lock, so positions have no gaps (a sequence's would, after every rolled-back append).
 CREATE TABLE evidence_ledger (
-    seq           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    seq           BIGINT PRIMARY KEY CHECK (seq >= 1),
     kind          TEXT NOT NULL,
     record_hash   TEXT NOT NULL UNIQUE CHECK (length(record_hash) = 64),
     previous_hash TEXT NOT NULL CHECK (length(previous_hash) = 64),
@@ -50,19 +52,31 @@ CREATE TRIGGER evidence_ledger_refuses_delete BEFORE DELETE ON evidence_ledger
 CREATE TRIGGER evidence_ledger_refuses_truncate BEFORE TRUNCATE ON evidence_ledger
     FOR EACH STATEMENT EXECUTE FUNCTION adamviz_refuse('the evidence ledger is append-only: TRUNCATE refused');
 
--- A record links to the head of the chain as it is when the record is inserted. The lock makes
--- "the head" well defined while several nodes append: whoever holds it appends next.
+-- The last position ever given (SQLite's sqlite_sequence does this for its ledger): a tail
+-- deleted behind the store's back leaves this pointing past the last record.
+CREATE TABLE evidence_ledger_issued (
+    only_row BOOLEAN PRIMARY KEY DEFAULT true CHECK (only_row),
+    last_seq BIGINT NOT NULL
+);
+
+-- A record links to the head of the chain as it is when the record is inserted, and takes the
+-- next position. The lock makes "the head" well defined while several nodes append: whoever
+-- holds it appends next.
 CREATE FUNCTION evidence_ledger_links_to_head() RETURNS TRIGGER LANGUAGE plpgsql AS $$
 DECLARE
     head TEXT;
+    head_seq BIGINT;
 BEGIN
     PERFORM pg_advisory_xact_lock(adamviz_chain_lock_key());
-    SELECT record_hash INTO head FROM evidence_ledger ORDER BY seq DESC LIMIT 1;
+    SELECT seq, record_hash INTO head_seq, head FROM evidence_ledger ORDER BY seq DESC LIMIT 1;
     IF NEW.previous_hash IS DISTINCT FROM coalesce(head, repeat('0', 64)) THEN
         RAISE EXCEPTION 'an evidence record must link to the head of the chain (%), not %',
             coalesce(head, repeat('0', 64)), NEW.previous_hash
             USING ERRCODE = 'restrict_violation';
     END IF;
+    NEW.seq := coalesce(head_seq, 0) + 1;
+    INSERT INTO evidence_ledger_issued (only_row, last_seq) VALUES (true, NEW.seq)
+        ON CONFLICT (only_row) DO UPDATE SET last_seq = EXCLUDED.last_seq;
     RETURN NEW;
 END $$;
 CREATE TRIGGER evidence_ledger_links_to_head BEFORE INSERT ON evidence_ledger
@@ -301,7 +315,9 @@ CREATE TABLE attempts (
     started_at       TEXT NOT NULL,
     ended_at         TEXT,
     owner            TEXT,
-    lease_until      TEXT
+    lease_until      TEXT,
+    -- Insertion order (SQLite's rowid): the latest of two attempts started in one microsecond.
+    seq              BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE
 );
 CREATE UNIQUE INDEX attempts_one_active_per_revision ON attempts (revision_id)
     WHERE state = 'active';

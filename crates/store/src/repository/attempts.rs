@@ -15,7 +15,7 @@ pub enum StartOutcome {
 
 /// The facts every evidence record of `attempt` repeats.
 fn attempt_facts(
-    connection: &rusqlite::Connection,
+    connection: &impl Sql,
     attempt: &Attempt,
     actor: &Actor,
 ) -> Result<AttemptFacts, RepositoryError> {
@@ -42,7 +42,7 @@ fn attempt_facts(
 /// fingerprint returns the existing attempt; with another fingerprint it is refused; so is a
 /// second active attempt.
 pub fn start_attempt(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     revision_id: &RevisionId,
     attempt_id: &AttemptId,
     fingerprint: &Sha256Digest,
@@ -68,12 +68,12 @@ pub fn start_attempt(
         });
     }
     let active: Option<AttemptId> = transaction
-        .query_row(
+        .query_opt(
             "SELECT id FROM attempts WHERE revision_id = ?1 AND state = 'active'",
-            [revision_id.as_str()],
-            |row| id_at(row, 0),
-        )
-        .optional()?;
+            sql_params![revision_id.as_str()],
+        )?
+        .map(|row| id_at(&row, 0))
+        .transpose()?;
     if let Some(attempt) = active {
         return Err(RepositoryError::AnotherActiveAttempt {
             revision: revision_id.to_owned(),
@@ -103,14 +103,14 @@ pub fn start_attempt(
         "INSERT INTO attempts (id, revision_id, fingerprint, captured_version, state, started_at,
                                owner, lease_until)
          VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7)",
-        params![
+        sql_params![
             attempt_id.as_str(),
             revision_id.as_str(),
             fingerprint.to_hex(),
             revision.version,
             now,
-            lease.owner,
-            lease.until
+            &lease.owner,
+            &lease.until
         ],
     )?;
     let attempt = get_attempt(transaction, attempt_id)?
@@ -122,7 +122,7 @@ pub fn start_attempt(
 /// and appends its `execution_attempt` failure record; the revision stays as it is
 /// (retryable).
 pub fn fail_attempt(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     attempt_id: &AttemptId,
     reason: &str,
     verification_hash: Option<Sha256Digest>,
@@ -149,7 +149,7 @@ pub fn fail_attempt(
     let changed = transaction.execute(
         "UPDATE attempts SET state = 'failed', reason = ?2, ended_at = ?3
          WHERE id = ?1 AND state = 'active'",
-        params![attempt_id.as_str(), reason, now],
+        sql_params![attempt_id.as_str(), reason, now],
     )?;
     if changed == 0 {
         return Err(RepositoryError::AttemptNotActive(attempt_id.to_owned()));
@@ -194,7 +194,7 @@ fn check_artifacts(objects: &ObjectStore, bundle: &BundleToAccept) -> Result<(),
 /// refused if the revision moved on). The triggers refuse each row change whose record is
 /// missing.
 pub fn complete_verified(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     objects: &ObjectStore,
     attempt_id: &AttemptId,
     bundle: &BundleToAccept,
@@ -217,7 +217,7 @@ pub fn complete_verified(
     )?;
     transaction.execute(
         "UPDATE attempts SET state = 'succeeded', ended_at = ?2 WHERE id = ?1 AND state = 'active'",
-        params![attempt_id.as_str(), now],
+        sql_params![attempt_id.as_str(), &now],
     )?;
     let basis = PromotionBasis {
         attempt_id: attempt_id.to_owned(),
@@ -236,7 +236,7 @@ pub fn complete_verified(
 
 /// Attempt `attempt_id`, still active, and its revision, still at the version it captured.
 fn active_attempt(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     attempt_id: &AttemptId,
 ) -> Result<(Attempt, Revision), RepositoryError> {
     let attempt = get_attempt(transaction, attempt_id)?
@@ -259,7 +259,7 @@ fn active_attempt(
 /// Accepts `bundle` for revision `revision_id`: its `artifact_bundle` record, then its row.
 /// The record's hash.
 fn accept_bundle(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     revision_id: &RevisionId,
     attempt_id: &AttemptId,
     bundle: &BundleToAccept,
@@ -281,7 +281,7 @@ fn accept_bundle(
                                        statistics_hash, environment_hash, snapshot_id,
                                        verification_hash, record_hash, accepted_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
+        sql_params![
             revision_id.as_str(),
             attempt_id.as_str(),
             artifacts.script.sha256.to_hex(),
@@ -300,7 +300,7 @@ fn accept_bundle(
 /// Promotes `revision` to Verified at the version `attempt` captured, on `basis`: the lifecycle
 /// record, then the row (refused if the revision moved on). The record's hash.
 fn promote(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     revision: &Revision,
     attempt: &Attempt,
     bundle: &BundleToAccept,
@@ -325,7 +325,7 @@ fn promote(
         "UPDATE revisions SET status = 'verified', version = version + 1,
                 pending_image_hash = ?3, pending_analytical_hash = ?4
          WHERE id = ?1 AND version = ?2 AND status = 'draft'",
-        params![
+        sql_params![
             revision.id.as_str(),
             attempt.captured_version,
             bundle.artifacts.plot.sha256.to_hex(),
@@ -374,30 +374,21 @@ impl AttemptLease {
 /// their ids. Their revisions stay as they were, so they can be retried. Attempts of a live
 /// process sharing the data directory are left alone.
 pub fn reconcile_active_attempts(
-    transaction: &Transaction<'_>,
+    transaction: &impl Sql,
     reason: &str,
 ) -> Result<Vec<AttemptId>, RepositoryError> {
     let now = utc_now();
-    let ids: Vec<AttemptId> = {
-        let mut statement = transaction.prepare(
-            "SELECT id, owner, lease_until FROM attempts WHERE state = 'active'
-             ORDER BY started_at, id",
-        )?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                id_at::<AttemptId>(row, 0)?,
-                row.get::<_, Option<String>>(1)?,
-                row.get::<_, Option<String>>(2)?,
-            ))
-        })?;
-        rows.filter(|row| {
-            row.as_ref().map_or(true, |(_, owner, lease)| {
-                crate::owner::is_abandoned(owner.as_deref(), lease.as_deref(), &now)
-            })
-        })
-        .map(|row| row.map(|(id, _, _)| id))
-        .collect::<Result<_, _>>()?
-    };
+    let mut ids: Vec<AttemptId> = Vec::new();
+    for row in transaction.query(
+        "SELECT id, owner, lease_until FROM attempts WHERE state = 'active'
+         ORDER BY started_at, id",
+        &[],
+    )? {
+        let (owner, lease): (Option<String>, Option<String>) = (row.get(1)?, row.get(2)?);
+        if crate::owner::is_abandoned(owner.as_deref(), lease.as_deref(), &now) {
+            ids.push(id_at(&row, 0)?);
+        }
+    }
     for id in &ids {
         fail_attempt(transaction, id, reason, None, &Actor::system())?;
     }
