@@ -318,3 +318,178 @@ fn the_governed_path_runs_on_postgresql_through_the_store_functions() {
         report.row_problems
     );
 }
+
+/// The SQL behind people and pages, on PostgreSQL: accounts (names unique and found whatever
+/// their case), roles with their history, the security log with its counted login failures,
+/// login windows, sessions ended by account, the history page with its filters (author in any
+/// case), a revision's summary, lineage and signing attempts.
+#[test]
+fn accounts_sessions_and_the_pages_queries_run_on_postgresql() {
+    use adamviz::{
+        domain::{account::Role, revision::HistoryQuery},
+        store::{
+            accounts::*, history::history, login_failures, revision_views, sessions, signatures,
+        },
+    };
+    let server = postgres::Postgres::start();
+    let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+    migrate(&mut connection).unwrap();
+    let objects_dir = tempfile::tempdir().unwrap();
+    let objects = ObjectStore::open(objects_dir.path()).unwrap();
+
+    let own = |at: &str| PasswordColumns {
+        temporary: false,
+        expires_at: None,
+        set_at: at.to_owned(),
+        set_by_owner_at: Some(at.to_owned()),
+    };
+    let ann = insert_account(&connection, "Ann", "$argon2id$v=19$a", NOW, &own(NOW)).unwrap();
+    let bob = insert_account(&connection, "bob", "$argon2id$v=19$b", NOW, &own(NOW)).unwrap();
+    assert!(insert_account(&connection, "ANN", "$argon2id$v=19$c", NOW, &own(NOW)).is_err());
+    change_role(
+        &connection,
+        ann,
+        Role::Author,
+        "granted",
+        (None, "setup"),
+        NOW,
+    )
+    .unwrap();
+    change_role(
+        &connection,
+        bob,
+        Role::Reviewer,
+        "granted",
+        (None, "setup"),
+        NOW,
+    )
+    .unwrap();
+    let (found, hash) = find_by_name(&connection, "aNN").unwrap().unwrap();
+    assert_eq!(
+        (found.id, found.name.as_str(), hash.as_str()),
+        (ann, "Ann", "$argon2id$v=19$a")
+    );
+    assert_eq!(found.roles, vec![Role::Author]);
+    let names: Vec<String> = list_accounts(&connection)
+        .unwrap()
+        .into_iter()
+        .map(|account| account.name)
+        .collect();
+    assert_eq!(names, ["Ann", "bob"]);
+    assert_eq!(
+        role_grant_at(&connection, bob, Role::Reviewer, FAR)
+            .unwrap()
+            .map(|grant| grant.by),
+        Some("setup".to_owned())
+    );
+    assert_eq!(account_count(&connection).unwrap(), 2);
+
+    // Login failures of one name in one window: one row, counted.
+    let failure = SecurityEvent {
+        event: "login",
+        account_id: None,
+        account_name: "mallory",
+        actor_id: None,
+        actor_name: None,
+        remote_addr: Some("10.0.0.1"),
+        success: false,
+        detail: Some("unknown account"),
+    };
+    record_event(&connection, &failure, NOW).unwrap();
+    let window = ("2026-12-06T08:00:00.000000Z", "2026-12-06T10:00:00.000000Z");
+    assert!(login_failures::count_repeat(
+        &connection,
+        "login",
+        "MALLORY",
+        "unknown account",
+        window,
+        "2026-12-06T09:00:05.000000Z"
+    )
+    .unwrap());
+    let counted = connection
+        .query_one(
+            "SELECT repeat_count, last_at FROM security_events WHERE account_name = 'mallory'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(counted.get::<i64>(0).unwrap(), 2);
+    login_failures::lock(&connection, "Mallory", "10.0.0.1", NOW, FAR).unwrap();
+    assert_eq!(
+        login_failures::locked_until(&connection, "mallory", "10.0.0.1", NOW).unwrap(),
+        Some(FAR.to_owned())
+    );
+    login_failures::set_window(&connection, "mallory", "10.0.0.1", NOW, 3).unwrap();
+    assert_eq!(
+        login_failures::window(&connection, "mallory", "10.0.0.1").unwrap(),
+        Some((NOW.to_owned(), 3))
+    );
+    login_failures::clear(&connection, "mallory", "10.0.0.1").unwrap();
+    assert_eq!(
+        login_failures::window(&connection, "mallory", "10.0.0.1").unwrap(),
+        None
+    );
+
+    // Sessions: ended by account, except the one kept.
+    for (id, account) in [("s1", ann), ("s2", ann), ("s3", bob)] {
+        let data = format!("{{\"account_id\":{account}}}").into_bytes();
+        assert!(sessions::insert_session(&connection, id, data, i64::MAX / 2).unwrap());
+    }
+    assert!(!sessions::insert_session(&connection, "s1", b"{}".to_vec(), 1).unwrap());
+    assert!(sessions::session_is_stored(&connection, "s1").unwrap());
+    assert_eq!(end_sessions(&connection, ann, Some("s2")).unwrap(), 1);
+    assert!(sessions::load_session(&connection, "s1", 0)
+        .unwrap()
+        .is_none());
+    assert!(sessions::load_session(&connection, "s2", 0)
+        .unwrap()
+        .is_some());
+
+    // Pages: the history with its filters, a summary, lineage, signing attempts.
+    let first = create(&mut connection, &objects);
+    let _second = create(&mut connection, &objects);
+    let page = history(&connection, &HistoryQuery::default()).unwrap();
+    assert_eq!((page.total, page.rows.len()), (2, 2));
+    let author = first.id.as_str().to_owned();
+    let by_author = history(
+        &connection,
+        &HistoryQuery {
+            author: Some(Actor::command_line().account_name.to_uppercase()),
+            status: Some("draft".into()),
+            ..HistoryQuery::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(by_author.total, 2, "the author filter ignores case");
+    assert!(revision_views::revision_summary(&connection, &first.id)
+        .unwrap()
+        .is_some());
+    assert_eq!(
+        revision_views::lineage(&connection, &first.id).unwrap(),
+        (None, vec![])
+    );
+    let signing = SecurityEvent {
+        event: "signing",
+        account_id: Some(bob),
+        account_name: "bob",
+        actor_id: Some(bob),
+        actor_name: Some("bob"),
+        remote_addr: None,
+        success: false,
+        detail: Some(&format!("{author}: wrong password")),
+    };
+    record_event(&connection, &signing, NOW).unwrap();
+    let attempts = revision_views::signing_attempts(&connection, &first.id).unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].detail, "wrong password");
+    assert_eq!(
+        signatures::signing_failures_after(&connection, bob, "2026-01-01T00:00:00Z").unwrap(),
+        1
+    );
+    assert_eq!(
+        signatures::author_of(&connection, &first.id).unwrap(),
+        Some((None, Actor::command_line().account_name))
+    );
+    assert!(signatures::approval_records(&connection, &first.id)
+        .unwrap()
+        .is_empty());
+}

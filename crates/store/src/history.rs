@@ -21,10 +21,11 @@ fn filter_value(value: &Option<String>) -> Option<String> {
         .map(str::to_owned)
 }
 
+// (Each parameter typed: PostgreSQL cannot tell the type of one that is only tested for NULL.)
 const FILTERED: &str = "FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash
-     WHERE (?1 IS NULL OR r.status = ?1)
-       AND (?2 IS NULL OR s.content_hash = ?2)
-       AND (?3 IS NULL OR lower(r.author_name) = lower(?3))";
+     WHERE (CAST(?1 AS TEXT) IS NULL OR r.status = CAST(?1 AS TEXT))
+       AND (CAST(?2 AS TEXT) IS NULL OR s.content_hash = CAST(?2 AS TEXT))
+       AND (CAST(?3 AS TEXT) IS NULL OR lower(r.author_name) = lower(CAST(?3 AS TEXT)))";
 
 /// The history page `query` asks for (a page past the end is the last page).
 pub fn history(connection: &impl Sql, query: &HistoryQuery) -> Result<HistoryPage, SqlError> {
