@@ -119,19 +119,27 @@ impl Postgres {
         self.dir.path().join("data")
     }
 
-    fn run(&self, program: &str, args: &[&str]) {
+    /// `program` of the server's binaries, as the cluster's owner.
+    fn command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
-        let output = if self.as_postgres {
-            Command::new("runuser")
+        if self.as_postgres {
+            let mut command = Command::new("runuser");
+            command
                 .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .current_dir("/")
-                .output()
+                .arg(path)
+                .current_dir("/");
+            command
         } else {
-            Command::new(&path).args(args).output()
+            Command::new(path)
         }
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", path.display()));
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let output = self
+            .command(program)
+            .args(args)
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {program}: {error}"));
         assert!(
             output.status.success(),
             "{program} {args:?} failed: {}{}",
@@ -172,17 +180,9 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         let data = self.data_dir();
-        let path = self.bin.join("pg_ctl");
-        let args = ["-D", data.to_str().unwrap(), "-m", "immediate", "stop"];
-        let _ = if self.as_postgres {
-            Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .current_dir("/")
-                .output()
-        } else {
-            Command::new(&path).args(args).output()
-        };
+        let _ = self
+            .command("pg_ctl")
+            .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
+            .output();
     }
 }

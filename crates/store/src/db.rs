@@ -111,6 +111,51 @@ fn uri_path(path: &Path) -> String {
     encoded
 }
 
+/// How a migration a database records disagrees with this build's list.
+pub(crate) enum AppliedMismatch {
+    /// A version this build does not know.
+    Unknown(i64),
+    /// A version whose recorded SHA-256 is not that of this build's text.
+    Changed {
+        /// Its version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+        /// The recorded hash.
+        applied: String,
+        /// This build's hash.
+        built: String,
+    },
+}
+
+/// The SHA-256 a migration's text is recorded with.
+pub(crate) fn migration_hash(sql: &str) -> String {
+    hex::encode(Sha256::digest(sql.as_bytes()))
+}
+
+/// Checks the (version, SHA-256) pairs a database records against this build's `migrations`
+/// (the same rule on SQLite and PostgreSQL).
+pub(crate) fn check_applied(
+    migrations: &[(i64, &'static str, &str)],
+    applied: &[(i64, String)],
+) -> Result<(), AppliedMismatch> {
+    for (version, recorded) in applied {
+        let Some((_, name, sql)) = migrations.iter().find(|(v, _, _)| v == version) else {
+            return Err(AppliedMismatch::Unknown(*version));
+        };
+        let built = migration_hash(sql);
+        if &built != recorded {
+            return Err(AppliedMismatch::Changed {
+                version: *version,
+                name,
+                applied: recorded.clone(),
+                built,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// File name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "adamviz.sqlite3";
 
@@ -258,20 +303,20 @@ impl Database {
             let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
             rows.collect::<Result<_, _>>()?
         };
-        for (version, recorded) in &applied {
-            let Some((_, name, sql)) = MIGRATIONS.iter().find(|(v, _, _)| v == version) else {
-                return Err(DatabaseError::UnknownMigration { version: *version });
-            };
-            let built = hex::encode(Sha256::digest(sql.as_bytes()));
-            if &built != recorded {
-                return Err(DatabaseError::MigrationChanged {
-                    version: *version,
-                    name,
-                    applied: recorded.clone(),
-                    built,
-                });
-            }
-        }
+        check_applied(MIGRATIONS, &applied).map_err(|mismatch| match mismatch {
+            AppliedMismatch::Unknown(version) => DatabaseError::UnknownMigration { version },
+            AppliedMismatch::Changed {
+                version,
+                name,
+                applied,
+                built,
+            } => DatabaseError::MigrationChanged {
+                version,
+                name,
+                applied,
+                built,
+            },
+        })?;
         for (version, name, sql) in MIGRATIONS {
             if applied.iter().any(|(v, _)| v == version) {
                 continue;
@@ -288,12 +333,7 @@ impl Database {
                 .execute(
                     "INSERT INTO schema_migrations (version, name, sha256, applied_at)
                      VALUES (?1, ?2, ?3, ?4)",
-                    rusqlite::params![
-                        version,
-                        name,
-                        hex::encode(Sha256::digest(sql.as_bytes())),
-                        crate::ledger::utc_now()
-                    ],
+                    rusqlite::params![version, name, migration_hash(sql), crate::ledger::utc_now()],
                 )
                 .map_err(failed)?;
             savepoint.commit().map_err(failed)?;

@@ -17,13 +17,13 @@ use std::{
 };
 
 use bytes::BytesMut;
-use sha2::{Digest, Sha256};
 use tokio_postgres::{
     types::{FromSql, IsNull, ToSql, Type},
     Client, NoTls, Statement,
 };
 
 use super::{Dialect, Sql, SqlError, SqlRow, SqlValue};
+use crate::db::{check_applied, migration_hash, AppliedMismatch};
 
 /// The schema migrations, in order: (version, name, SQL).
 pub const MIGRATIONS: &[(i64, &str, &str)] =
@@ -422,20 +422,20 @@ pub fn migrate(connection: &mut PgConnection) -> Result<(), MigrationError> {
         .iter()
         .map(|row| Ok((row.get(0)?, row.get(1)?)))
         .collect::<Result<_, SqlError>>()?;
-    for (version, recorded) in &applied {
-        let Some((_, name, sql)) = MIGRATIONS.iter().find(|(v, _, _)| v == version) else {
-            return Err(MigrationError::Unknown { version: *version });
-        };
-        let built = hex::encode(Sha256::digest(sql.as_bytes()));
-        if &built != recorded {
-            return Err(MigrationError::Changed {
-                version: *version,
-                name,
-                applied: recorded.clone(),
-                built,
-            });
-        }
-    }
+    check_applied(MIGRATIONS, &applied).map_err(|mismatch| match mismatch {
+        AppliedMismatch::Unknown(version) => MigrationError::Unknown { version },
+        AppliedMismatch::Changed {
+            version,
+            name,
+            applied,
+            built,
+        } => MigrationError::Changed {
+            version,
+            name,
+            applied,
+            built,
+        },
+    })?;
     for (version, name, sql) in MIGRATIONS {
         if applied.iter().any(|(v, _)| v == version) {
             continue;
@@ -453,7 +453,7 @@ pub fn migrate(connection: &mut PgConnection) -> Result<(), MigrationError> {
                 crate::sql_params![
                     *version,
                     *name,
-                    hex::encode(Sha256::digest(sql.as_bytes())),
+                    migration_hash(sql),
                     crate::ledger::utc_now()
                 ],
             )
