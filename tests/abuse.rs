@@ -304,6 +304,8 @@ fn count(database: &Database, sql: &str) -> i64 {
     database
         .connection()
         .unwrap()
+        .as_sqlite()
+        .unwrap()
         .query_row(sql, [], |row| row.get(0))
         .unwrap()
 }
@@ -383,6 +385,8 @@ fn attack_rewriting_the_security_log_through_a_counted_row_is_refused() {
         at(2.0),
     );
     let (repeat, last): (i64, String) = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT repeat_count, last_at FROM security_events WHERE event = 'login'",
             [],
@@ -398,7 +402,7 @@ fn attack_rewriting_the_security_log_through_a_counted_row_is_refused() {
         "UPDATE security_events SET repeat_count = 2 WHERE event = 'account_created'",
         "DELETE FROM security_events WHERE event = 'login'",
     ] {
-        let error = connection.execute(sql, []).unwrap_err();
+        let error = connection.as_sqlite().unwrap().execute(sql, []).unwrap_err();
         assert!(
             error.to_string().contains("security_events is append-only"),
             "{sql}: {error}"

@@ -541,6 +541,8 @@ async fn login_rotates_the_session_and_logout_ends_it_on_the_server() {
         .database
         .connection()
         .unwrap()
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT count(*) FROM security_events WHERE event = 'logout'",
             [],
@@ -804,6 +806,8 @@ async fn attack_a_temporary_password_opens_nothing_but_the_change_and_logout() {
     let connection = app.context.database.connection().unwrap();
     let events: Vec<(String, String, String)> = {
         let mut statement = connection
+            .as_sqlite()
+            .unwrap()
             .prepare(
                 "SELECT event, coalesce(actor_name, ''), outcome FROM security_events
                  WHERE account_name = 'tess' AND event IN ('account_created', 'password_changed')

@@ -97,6 +97,8 @@ fn accounts_follow_the_rules_and_never_store_the_password() {
         assert_eq!(error.to_string(), expected);
     }
     let stored: String = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT group_concat(password_hash) FROM accounts",
             [],
@@ -111,7 +113,7 @@ fn accounts_follow_the_rules_and_never_store_the_password() {
         "INSERT INTO accounts (name, password_hash, created_at) VALUES ('eve', 'plain', 'x')",
         "INSERT INTO accounts (name, password_hash, created_at) VALUES ('e ve', '$argon2id$x', 'x')",
     ] {
-        assert!(connection.execute(sql, []).is_err(), "{sql} was accepted");
+        assert!(connection.as_sqlite().unwrap().execute(sql, []).is_err(), "{sql} was accepted");
     }
     disable_account(
         &mut connection,
@@ -122,6 +124,8 @@ fn accounts_follow_the_rules_and_never_store_the_password() {
     )
     .unwrap();
     assert!(connection
+        .as_sqlite()
+        .unwrap()
         .execute("UPDATE accounts SET disabled = 0", [])
         .is_err());
 }
@@ -282,6 +286,8 @@ fn the_last_active_admin_stays_and_impossible_names_write_nothing() {
     // A name no account can have: refused before anything is written.
     let huge = "x".repeat(100_000);
     let before: i64 = connection
+        .as_sqlite()
+        .unwrap()
         .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
         .unwrap();
     for name in [huge.as_str(), "two words", ""] {
@@ -291,6 +297,8 @@ fn the_last_active_admin_stays_and_impossible_names_write_nothing() {
         ));
     }
     let after: i64 = connection
+        .as_sqlite()
+        .unwrap()
         .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
         .unwrap();
     assert_eq!(before, after);
@@ -365,7 +373,7 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
     )
     .unwrap();
     let mut statement = connection
-        .prepare("SELECT event, account_name, outcome, coalesce(detail, ''), coalesce(remote_addr, '') FROM security_events ORDER BY seq")
+        .as_sqlite().unwrap().prepare("SELECT event, account_name, outcome, coalesce(detail, ''), coalesce(remote_addr, '') FROM security_events ORDER BY seq")
         .unwrap();
     let events: Vec<(String, String, String, String, String)> = statement
         .query_map([], |r| {
@@ -400,7 +408,11 @@ fn every_account_change_is_a_security_event_and_the_log_is_append_only() {
         "UPDATE security_events SET outcome = 'success'",
         "DELETE FROM security_events",
     ] {
-        let error = connection.execute(sql, []).unwrap_err();
+        let error = connection
+            .as_sqlite()
+            .unwrap()
+            .execute(sql, [])
+            .unwrap_err();
         assert!(
             error.to_string().contains("security_events is append-only"),
             "{error}"

@@ -85,6 +85,8 @@ fn ledger_record(
 fn security_events(server: &Server, name: &str) -> Vec<(String, String, String)> {
     let connection = server.database.connection().unwrap();
     let mut statement = connection
+        .as_sqlite()
+        .unwrap()
         .prepare(
             "SELECT event, outcome, coalesce(detail, '') FROM security_events
              WHERE account_name = ?1 AND event LIKE 'signing%' ORDER BY seq",
@@ -110,9 +112,10 @@ async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged()
     let t0 = now();
 
     // Who and what may not sign.
-    let refused = |connection: &mut rusqlite::Connection, who: &Account, request: SignRequest| {
-        sign(connection, who, &request, None, t0).unwrap_err()
-    };
+    let refused =
+        |connection: &mut adamviz::store::db::Connection, who: &Account, request: SignRequest| {
+            sign(connection, who, &request, None, t0).unwrap_err()
+        };
     assert_eq!(
         refused(
             &mut connection,
@@ -198,7 +201,7 @@ async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged()
     assert_eq!(signatures[1].meaning.as_deref(), Some("responsible"));
     assert_eq!(signatures[1].printed_name, "rex");
     assert_eq!(signatures[1].revision_version, 2);
-    let record = ledger_record(&connection, &signed.approval_hash);
+    let record = ledger_record(connection.as_sqlite().unwrap(), &signed.approval_hash);
     assert_eq!(record["signer"]["account_id"], rex.id);
     assert_eq!(record["signer"]["roles"], serde_json::json!(["reviewer"]));
     assert_eq!(record["evidence_head"], approve.evidence_head_seen.unwrap());
@@ -231,7 +234,7 @@ async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged()
 
     // The database's own rule: no approval without its record, whatever SQL is sent.
     let other = verified(&server, "approval-run-2").await;
-    let raw = connection.execute(
+    let raw = connection.as_sqlite().unwrap().execute(
         "UPDATE revisions SET status = 'approved', version = version + 1 WHERE id = ?1",
         [other.as_str()],
     );
@@ -251,15 +254,16 @@ async fn three_wrong_passwords_lock_signing_for_fifteen_minutes() {
     let id = verified(&server, "lock-run").await;
     let mut connection = server.database.connection().unwrap();
     let t0 = now();
-    let attempt = |connection: &mut rusqlite::Connection, password: &str, minutes: i64| {
-        sign(
-            connection,
-            &quinn,
-            &request(&id, Decision::Approved, password),
-            None,
-            t0 + Duration::minutes(minutes),
-        )
-    };
+    let attempt =
+        |connection: &mut adamviz::store::db::Connection, password: &str, minutes: i64| {
+            sign(
+                connection,
+                &quinn,
+                &request(&id, Decision::Approved, password),
+                None,
+                t0 + Duration::minutes(minutes),
+            )
+        };
     assert_eq!(
         attempt(&mut connection, "wrong-1", 0).unwrap_err(),
         SignError::WrongPassword { remaining: 2 }
@@ -330,7 +334,7 @@ async fn a_retained_result_reproduces_and_corrupt_inputs_fail_loudly() {
     );
     assert!(outcome.environment_differences.is_empty());
     let connection = server.database.connection().unwrap();
-    let record = ledger_record(&connection, &outcome.record_hash);
+    let record = ledger_record(connection.as_sqlite().unwrap(), &outcome.record_hash);
     assert_eq!(record["same_environment"], true);
     assert_eq!(
         record["reproduced"]["analytical_hash"],
@@ -401,6 +405,8 @@ async fn a_run_that_cannot_happen_records_nothing_and_a_failed_reproduction_bloc
     let records = |server: &Server| -> i64 {
         let connection = server.database.connection().unwrap();
         connection
+            .as_sqlite()
+            .unwrap()
             .query_row(
                 "SELECT count(*) FROM evidence_ledger WHERE kind = 'reproduction'",
                 [],
@@ -539,6 +545,8 @@ async fn a_revision_of_an_approved_revision_needs_its_own_approval() {
         .revision;
     assert_eq!(child.status, RevisionStatus::Draft);
     let (parent_id, author): (Option<String>, String) = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT parent_id, author_name FROM revisions WHERE id = ?1",
             [child.id.as_str()],
@@ -548,6 +556,8 @@ async fn a_revision_of_an_approved_revision_needs_its_own_approval() {
     assert_eq!(parent_id.as_deref(), Some(parent.as_str()));
     assert_eq!(author, "ann");
     let created: String = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT json_extract(record, '$.parent_revision_id') FROM evidence_ledger
              WHERE kind = 'revision_lifecycle' AND json_extract(record, '$.revision_id') = ?1",
@@ -602,7 +612,7 @@ async fn the_history_pages_and_filters_many_revisions_and_names_approvers() {
     let attempt = latest_attempt(&connection, &approved).unwrap().unwrap();
     let copies = 400;
     fill_history(
-        &mut connection,
+        connection.as_sqlite_mut().unwrap(),
         (&approved, attempt.id.as_str()),
         &draft,
         copies,

@@ -359,6 +359,8 @@ fn attack_user_nobody_on_the_command_line_does_not_hide_the_real_author() {
     let database = adamviz::store::db::Database::open_in(&dir.path().join("data")).unwrap();
     let mut connection = database.connection().unwrap();
     let author: String = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT author_name FROM revisions WHERE id = ?1",
             [id.as_str()],
@@ -373,7 +375,7 @@ fn attack_user_nobody_on_the_command_line_does_not_hide_the_real_author() {
     // a reviewer called "nobody" is not blocked by a claim in the environment.
     use adamviz::service::{accounts, approvals};
     let password = "a password its owner chose";
-    let reviewer = |connection: &mut rusqlite::Connection, name: &str| {
+    let reviewer = |connection: &mut adamviz::store::db::Connection, name: &str| {
         accounts::create_account(
             connection,
             name,

@@ -70,7 +70,7 @@ fn a_kill_at_any_step_leaves_a_consistent_store_and_a_retry_succeeds() {
         );
         assert_eq!(
             count(
-                &connection,
+                connection.as_sqlite().unwrap(),
                 "SELECT count(*) FROM attempts WHERE state = 'active'"
             ),
             0,
@@ -78,7 +78,7 @@ fn a_kill_at_any_step_leaves_a_consistent_store_and_a_retry_succeeds() {
         );
         assert_eq!(
             count(
-                &connection,
+                connection.as_sqlite().unwrap(),
                 "SELECT count(*) FROM revisions r WHERE r.status = 'verified' AND NOT EXISTS (
                      SELECT 1 FROM artifact_bundles b JOIN evidence_ledger e
                        ON e.record_hash = b.verification_hash
@@ -93,6 +93,8 @@ fn a_kill_at_any_step_leaves_a_consistent_store_and_a_retry_succeeds() {
         // plus the reconciliation's failure record; the completion's records only if committed.
         let kinds: Vec<String> = {
             let mut statement = connection
+                .as_sqlite()
+                .unwrap()
                 .prepare("SELECT kind FROM evidence_ledger ORDER BY seq")
                 .unwrap();
             let rows = statement.query_map([], |row| row.get(0)).unwrap();

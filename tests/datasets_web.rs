@@ -198,6 +198,8 @@ fn dataset_rows(app: &App) -> i64 {
     app.database
         .connection()
         .unwrap()
+        .as_sqlite()
+        .unwrap()
         .query_row("SELECT count(*) FROM datasets", [], |r| r.get(0))
         .unwrap()
 }

@@ -128,7 +128,7 @@ async fn attack_the_admin_signs_with_a_password_it_set() {
         new_password: new.to_owned(),
         new_password_again: again.to_owned(),
     };
-    let refused = |connection: &mut rusqlite::Connection, c: PasswordChange| {
+    let refused = |connection: &mut adamviz::store::db::Connection, c: PasswordChange| {
         change_own_password(connection, rex.id, &c, None, None, t0).unwrap_err()
     };
     let wrong = refused(&mut connection, change("not it at all!", OWN, OWN));
@@ -167,6 +167,8 @@ async fn attack_the_admin_signs_with_a_password_it_set() {
     let signed = sign(&mut connection, &rex, &approve(&id, OWN), None, at(t0, 2)).unwrap();
     let record: serde_json::Value = {
         let bytes: Vec<u8> = connection
+            .as_sqlite()
+            .unwrap()
             .query_row(
                 "SELECT record FROM evidence_ledger WHERE record_hash = ?1",
                 [signed.approval_hash.to_hex()],
@@ -257,9 +259,9 @@ fn a_password_change_ends_every_other_session_and_a_reset_ends_them_all() {
     let ann = own_account(&server, "ann", &[Role::Author]);
     let mut connection = server.database.connection().unwrap();
     for id in ["ann-laptop", "ann-phone", "ann-stolen"] {
-        session_row(&connection, id, ann.id);
+        session_row(connection.as_sqlite().unwrap(), id, ann.id);
     }
-    session_row(&connection, "ada-desk", ada.id);
+    session_row(connection.as_sqlite().unwrap(), "ada-desk", ada.id);
     change_own_password(
         &mut connection,
         ann.id,
@@ -273,7 +275,10 @@ fn a_password_change_ends_every_other_session_and_a_reset_ends_them_all() {
         now(),
     )
     .unwrap();
-    assert_eq!(sessions(&connection), ["ada-desk", "ann-laptop"]);
+    assert_eq!(
+        sessions(connection.as_sqlite().unwrap()),
+        ["ada-desk", "ann-laptop"]
+    );
     // A reset from the command line (before this change it left the sessions alive).
     set_password(
         &mut connection,
@@ -285,8 +290,10 @@ fn a_password_change_ends_every_other_session_and_a_reset_ends_them_all() {
         now(),
     )
     .unwrap();
-    assert_eq!(sessions(&connection), ["ada-desk"]);
+    assert_eq!(sessions(connection.as_sqlite().unwrap()), ["ada-desk"]);
     let detail: String = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT detail || ' / ' || actor_name FROM security_events
              WHERE event = 'password_changed' ORDER BY seq DESC LIMIT 1",
@@ -338,6 +345,8 @@ fn attack_an_admin_also_holds_the_reviewer_role() {
     assert!(matches!(refused, AccountError::Duties(_)), "{refused}");
     // The database itself refuses, even with a history row written first.
     connection
+        .as_sqlite()
+        .unwrap()
         .execute(
             "INSERT INTO account_role_history (account_id, role, change, at, actor_name)
              VALUES (?1, 'admin', 'granted', '2026-12-04T00:00:00Z', 'sql')",
@@ -345,6 +354,8 @@ fn attack_an_admin_also_holds_the_reviewer_role() {
         )
         .unwrap();
     let error = connection
+        .as_sqlite()
+        .unwrap()
         .execute(
             "INSERT INTO account_roles (account_id, role) VALUES (?1, 'admin')",
             [rex.id],
@@ -356,6 +367,8 @@ fn attack_an_admin_also_holds_the_reviewer_role() {
     );
     // And a role never goes in without its history row.
     let error = connection
+        .as_sqlite()
+        .unwrap()
         .execute(
             "INSERT INTO account_roles (account_id, role) VALUES (?1, 'author')",
             [rex.id],
@@ -378,6 +391,8 @@ fn attack_an_admin_also_holds_the_reviewer_role() {
     assert_eq!(moved.roles, [Role::Admin]);
     let history: Vec<(String, String, String)> = {
         let mut statement = connection
+            .as_sqlite()
+            .unwrap()
             .prepare(
                 "SELECT role, change, actor_name FROM account_role_history
                  WHERE account_id = ?1 ORDER BY seq",
@@ -414,9 +429,13 @@ async fn attack_a_legacy_admin_reviewer_cannot_sign() {
     let id = verified(&server, "legacy-admin").await;
     let mut connection = server.database.connection().unwrap();
     connection
+        .as_sqlite()
+        .unwrap()
         .execute_batch("DROP TRIGGER account_roles_admin_alone")
         .unwrap();
     connection
+        .as_sqlite()
+        .unwrap()
         .execute(
             "INSERT INTO account_role_history (account_id, role, change, at, actor_name)
              VALUES (?1, 'admin', 'granted', '2026-12-04T00:00:00Z', 'before migration 8')",
@@ -424,6 +443,8 @@ async fn attack_a_legacy_admin_reviewer_cannot_sign() {
         )
         .unwrap();
     connection
+        .as_sqlite()
+        .unwrap()
         .execute(
             "INSERT INTO account_roles (account_id, role) VALUES (?1, 'admin')",
             [old.id],
@@ -504,9 +525,19 @@ async fn attack_ghost_approvals_appended_to_the_database_fail_the_audit() {
             .unwrap()
     };
     // 1. A signer that does not exist.
-    let ghost = ghost_approval(&mut connection, &id, signer(999, "ghost"), later);
+    let ghost = ghost_approval(
+        connection.as_sqlite_mut().unwrap(),
+        &id,
+        signer(999, "ghost"),
+        later,
+    );
     // 2. An account that was never a reviewer (the admin), with no signing event.
-    let by_admin = ghost_approval(&mut connection, &id, signer(ada.id, "ada"), later);
+    let by_admin = ghost_approval(
+        connection.as_sqlite_mut().unwrap(),
+        &id,
+        signer(ada.id, "ada"),
+        later,
+    );
     // 3. The author, made reviewer afterwards, signing her own revision.
     set_roles(
         &mut connection,
@@ -517,19 +548,38 @@ async fn attack_ghost_approvals_appended_to_the_database_fail_the_audit() {
         now(),
     )
     .unwrap();
-    let by_author = ghost_approval(&mut connection, &id, signer(ann.id, "ann"), later);
+    let by_author = ghost_approval(
+        connection.as_sqlite_mut().unwrap(),
+        &id,
+        signer(ann.id, "ann"),
+        later,
+    );
     // 4. A real reviewer who never signed (no signing event; the password never re-entered).
-    let unsigned = ghost_approval(&mut connection, &id, signer(rex.id, "rex"), later);
+    let unsigned = ghost_approval(
+        connection.as_sqlite_mut().unwrap(),
+        &id,
+        signer(rex.id, "rex"),
+        later,
+    );
     // 5. A reviewer role granted only after the signing time it claims.
     let late_role = {
         let early = now() - Duration::days(1);
-        ghost_approval(&mut connection, &id, signer(rex.id, "rex"), early)
+        ghost_approval(
+            connection.as_sqlite_mut().unwrap(),
+            &id,
+            signer(rex.id, "rex"),
+            early,
+        )
     };
     // The triggers dropped, the revision promoted by hand on the strength of a ghost.
     connection
+        .as_sqlite()
+        .unwrap()
         .execute_batch("DROP TRIGGER revisions_change_only_by_promotion")
         .unwrap();
     connection
+        .as_sqlite()
+        .unwrap()
         .execute(
             "UPDATE revisions SET status = 'approved', version = version + 1 WHERE id = ?1",
             [id.as_str()],
@@ -545,15 +595,42 @@ async fn attack_ghost_approvals_appended_to_the_database_fail_the_audit() {
         .collect();
     found.sort();
     let mut expected = vec![
-        (seq(&connection, &ghost), "SIGNER_UNKNOWN"),
-        (seq(&connection, &by_admin), "ADMIN_AT_SIGNING"),
-        (seq(&connection, &by_admin), "NOT_REVIEWER_AT_SIGNING"),
-        (seq(&connection, &by_admin), "NO_SIGNING_EVENT"),
-        (seq(&connection, &by_author), "SIGNER_IS_AUTHOR"),
-        (seq(&connection, &by_author), "NO_SIGNING_EVENT"),
-        (seq(&connection, &unsigned), "NO_SIGNING_EVENT"),
-        (seq(&connection, &late_role), "NOT_REVIEWER_AT_SIGNING"),
-        (seq(&connection, &late_role), "NO_SIGNING_EVENT"),
+        (
+            seq(connection.as_sqlite().unwrap(), &ghost),
+            "SIGNER_UNKNOWN",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &by_admin),
+            "ADMIN_AT_SIGNING",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &by_admin),
+            "NOT_REVIEWER_AT_SIGNING",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &by_admin),
+            "NO_SIGNING_EVENT",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &by_author),
+            "SIGNER_IS_AUTHOR",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &by_author),
+            "NO_SIGNING_EVENT",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &unsigned),
+            "NO_SIGNING_EVENT",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &late_role),
+            "NOT_REVIEWER_AT_SIGNING",
+        ),
+        (
+            seq(connection.as_sqlite().unwrap(), &late_role),
+            "NO_SIGNING_EVENT",
+        ),
     ];
     expected.sort();
     assert_eq!(found, expected, "{:#?}", report.approval_problems);

@@ -62,6 +62,8 @@ fn records_chain_from_genesis_and_verify() {
     let report = verify_ledger(&connection).unwrap();
     assert_eq!((report.records, report.first_break), (5, None));
     let (first_previous, last_hash): (String, String) = connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT (SELECT previous_hash FROM evidence_ledger WHERE seq = 1),
                     (SELECT record_hash FROM evidence_ledger WHERE seq = 5)",
@@ -93,6 +95,8 @@ fn triggers_refuse_update_and_delete() {
     let (_dir, database) = ledger_with(2);
     let connection = database.connection().unwrap();
     let update = connection
+        .as_sqlite()
+        .unwrap()
         .execute("UPDATE evidence_ledger SET kind = 'x' WHERE seq = 1", [])
         .unwrap_err();
     assert!(
@@ -100,6 +104,8 @@ fn triggers_refuse_update_and_delete() {
         "{update}"
     );
     let delete = connection
+        .as_sqlite()
+        .unwrap()
         .execute("DELETE FROM evidence_ledger WHERE seq = 2", [])
         .unwrap_err();
     assert!(
@@ -295,12 +301,18 @@ fn connections_use_wal_foreign_keys_and_a_busy_timeout() {
     let (_dir, database) = ledger_with(0);
     let connection = database.connection().unwrap();
     let mode: String = connection
+        .as_sqlite()
+        .unwrap()
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
     let foreign_keys: i64 = connection
+        .as_sqlite()
+        .unwrap()
         .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
         .unwrap();
     let timeout: i64 = connection
+        .as_sqlite()
+        .unwrap()
         .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
         .unwrap();
     assert_eq!((mode.as_str(), foreign_keys, timeout), ("wal", 1, 5000));

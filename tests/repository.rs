@@ -1,9 +1,37 @@
-//! The repository on a real SQLite file: each transition and each refusal, with the database's
-//! own rules (triggers) tested by going around the repository with raw SQL.
+//! The repository on both databases, a real SQLite file and a real PostgreSQL (a throwaway
+//! cluster per test): each transition and each refusal, with the database's own rules
+//! (triggers) tested by going around the repository with raw SQL through the store's `Sql`
+//! seam. Every test runs twice, as `sqlite::<name>` and `postgres_db::<name>` (see
+//! `on_both!`); only the SQL that takes a rule away differs by dialect.
 #![cfg(feature = "ssr")]
 
 #[path = "support/evidence_kinds.rs"]
 mod evidence_kinds;
+#[path = "support/postgres.rs"]
+mod postgres;
+
+/// `on_both!(name, …)`: for each `fn name(backend: Backend)` of the enclosing module, a test
+/// `sqlite::name` on SQLite and a test `postgres_db::name` on PostgreSQL.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::Backend::Sqlite)
+                }
+            )*
+        }
+        mod postgres_db {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::Backend::Postgres)
+                }
+            )*
+        }
+    };
+}
 
 use adamviz::domain::ids::{AttemptId, RevisionId};
 use adamviz::{
@@ -20,6 +48,8 @@ use adamviz::{
         ledger::{append_evidence, records_about, verify_ledger},
         objects::{ObjectStore, ObjectStoreError},
         repository::*,
+        sql::{Dialect, Sql},
+        sql_params,
     },
     verify::execution::{CheckOutcome, CheckResult, ExecutionVerification, CHECK_NAMES},
 };
@@ -77,10 +107,22 @@ fn verdict_record(
     )
 }
 
+/// The database a test runs on.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    /// A SQLite file in the fixture's temp directory.
+    Sqlite,
+    /// A throwaway PostgreSQL cluster of the fixture's own.
+    Postgres,
+}
+
+/// A store on one backend. (Fields drop in order: the pool's connections close before the
+/// cluster stops.)
 struct Fixture {
-    _dir: tempfile::TempDir,
     database: Database,
     objects: ObjectStore,
+    _cluster: Option<postgres::Postgres>,
+    _dir: tempfile::TempDir,
 }
 
 /// The objects a fixture's revisions and bundles name.
@@ -108,14 +150,23 @@ fn inputs() -> RevisionInputs {
 }
 
 impl Fixture {
-    fn new() -> Self {
+    /// A fresh store on `backend`, its objects in a temp directory.
+    fn on(backend: Backend) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let database = Database::open_in(dir.path()).unwrap();
+        let (database, cluster) = match backend {
+            Backend::Sqlite => (Database::open_in(dir.path()).unwrap(), None),
+            Backend::Postgres => {
+                let cluster = postgres::Postgres::start();
+                let database = Database::open_postgres(&cluster.url()).unwrap();
+                (database, Some(cluster))
+            }
+        };
         let objects = ObjectStore::open(dir.path()).unwrap();
         Self {
-            _dir: dir,
             database,
             objects,
+            _cluster: cluster,
+            _dir: dir,
         }
     }
 
@@ -256,9 +307,8 @@ impl Fixture {
     }
 }
 
-#[test]
-fn a_draft_goes_to_verified_only_with_passing_evidence_and_a_bundle() {
-    let f = Fixture::new();
+fn a_draft_goes_to_verified_only_with_passing_evidence_and_a_bundle(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     assert_eq!(
         (revision.status, revision.version),
@@ -307,9 +357,8 @@ fn a_draft_goes_to_verified_only_with_passing_evidence_and_a_bundle() {
     ));
 }
 
-#[test]
-fn the_same_key_returns_the_same_attempt_and_other_inputs_are_refused() {
-    let f = Fixture::new();
+fn the_same_key_returns_the_same_attempt_and_other_inputs_are_refused(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(first) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
@@ -328,9 +377,10 @@ fn the_same_key_returns_the_same_attempt_and_other_inputs_are_refused() {
     ));
 }
 
-#[test]
-fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_change() {
-    let f = Fixture::new();
+fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_change(
+    backend: Backend,
+) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(first) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
@@ -349,7 +399,7 @@ fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_chang
         transaction.commit().unwrap();
         let raw = connection.execute(
             "UPDATE attempts SET state = 'active' WHERE id = ?1",
-            [first.id.as_str()],
+            sql_params![first.id.as_str()],
         );
         let refused = raw.unwrap_err().to_string();
         assert!(
@@ -367,24 +417,29 @@ fn a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_chang
     );
 }
 
-#[test]
-fn a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains() {
-    let f = Fixture::new();
+fn a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
     };
     // The revision moves on while the attempt runs. No code path does that, and the database
     // refuses it (migration 4); an attacker who drops that rule can, and the version check of
-    // the promotion still holds.
+    // the promotion still holds. (On SQLite that rule is a trigger of its own, dropped; on
+    // PostgreSQL it is one trigger with the version-moves-by-one check, disabled, as the table's
+    // owner can.)
     let connection = f.database.connection().unwrap();
-    connection
-        .execute_batch("DROP TRIGGER revisions_change_only_by_promotion")
-        .unwrap();
+    let take_the_rule_away = match connection.dialect() {
+        Dialect::Sqlite => "DROP TRIGGER revisions_change_only_by_promotion",
+        Dialect::Postgres => {
+            "ALTER TABLE revisions DISABLE TRIGGER revisions_change_only_by_their_edges"
+        }
+    };
+    connection.execute(take_the_rule_away, &[]).unwrap();
     connection
         .execute(
             "UPDATE revisions SET version = version + 1 WHERE id = ?1",
-            [revision.id.as_str()],
+            sql_params![revision.id.as_str()],
         )
         .unwrap();
     drop(connection);
@@ -398,7 +453,9 @@ fn a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains() {
     ));
     let connection = f.database.connection().unwrap();
     let bundles: i64 = connection
-        .query_row("SELECT count(*) FROM artifact_bundles", [], |r| r.get(0))
+        .query_one("SELECT count(*) FROM artifact_bundles", &[])
+        .unwrap()
+        .get(0)
         .unwrap();
     assert_eq!(bundles, 0);
     assert_eq!(
@@ -410,9 +467,8 @@ fn a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains() {
     );
 }
 
-#[test]
-fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() {
-    let f = Fixture::new();
+fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales(backend: Backend) {
+    let f = Fixture::on(backend);
     let draft = f.revision(false);
     let free = f.revision(true);
     assert_eq!(free.status, RevisionStatus::ExperimentalDraft);
@@ -428,7 +484,7 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
         let refused = connection
             .execute(
                 "UPDATE revisions SET status = 'verified', version = version + 1 WHERE id = ?1",
-                [id.as_str()],
+                sql_params![id.as_str()],
             )
             .unwrap_err();
         assert!(
@@ -442,7 +498,7 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
     let refused = connection
         .execute(
             "UPDATE revisions SET status = 'draft' WHERE id = ?1",
-            [draft.id.as_str()],
+            sql_params![draft.id.as_str()],
         )
         .unwrap_err();
     assert!(
@@ -454,9 +510,8 @@ fn the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales() 
     );
 }
 
-#[test]
-fn reconcile_fails_attempts_left_active_and_a_retry_succeeds() {
-    let f = Fixture::new();
+fn reconcile_fails_attempts_left_active_and_a_retry_succeeds(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(attempt) = f
         .start_held_by(
@@ -490,9 +545,8 @@ fn reconcile_fails_attempts_left_active_and_a_retry_succeeds() {
     );
 }
 
-#[test]
-fn a_bundle_whose_bytes_are_missing_or_changed_in_the_store_is_refused() {
-    let f = Fixture::new();
+fn a_bundle_whose_bytes_are_missing_or_changed_in_the_store_is_refused(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
@@ -548,9 +602,8 @@ fn a_bundle_whose_bytes_are_missing_or_changed_in_the_store_is_refused() {
     );
 }
 
-#[test]
-fn the_database_refuses_rows_without_their_evidence_records() {
-    let f = Fixture::new();
+fn the_database_refuses_rows_without_their_evidence_records(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
@@ -560,7 +613,7 @@ fn the_database_refuses_rows_without_their_evidence_records() {
     let refused = connection
         .execute(
             "UPDATE attempts SET state = 'succeeded' WHERE id = ?1",
-            [attempt.id.as_str()],
+            sql_params![attempt.id.as_str()],
         )
         .unwrap_err();
     assert!(
@@ -581,12 +634,12 @@ fn the_database_refuses_rows_without_their_evidence_records() {
                 statistics_hash, environment_hash, snapshot_id, verification_hash, record_hash,
                 accepted_at)
              VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5, ?6, ?6, '2026-12-03T09:00:00.000000Z')",
-            rusqlite::params![
+            sql_params![
                 revision.id.as_str(),
                 attempt.id.as_str(),
-                revision.script_hash,
+                revision.script_hash.as_str(),
                 digest(8).to_hex(),
-                revision.snapshot_id,
+                revision.snapshot_id.as_str(),
                 verification.to_hex()
             ],
         )
@@ -632,9 +685,8 @@ fn lease_of_a_process_that_is_gone() -> AttemptLease {
 
 /// Before: recovery at start ended every active attempt, so an `adamviz run` or a `serve`
 /// starting on a data directory failed the attempt another live process was running.
-#[test]
-fn reconcile_leaves_the_attempt_of_a_live_owner_alone() {
-    let f = Fixture::new();
+fn reconcile_leaves_the_attempt_of_a_live_owner_alone(backend: Backend) {
+    let f = Fixture::on(backend);
     let revision = f.revision(false);
     let StartOutcome::Started(attempt) = f.start(&revision.id, "key-1", 11).unwrap() else {
         panic!()
@@ -648,8 +700,20 @@ fn reconcile_leaves_the_attempt_of_a_live_owner_alone() {
     assert_eq!(stored.state, "active");
 }
 
+on_both!(
+    a_draft_goes_to_verified_only_with_passing_evidence_and_a_bundle,
+    the_same_key_returns_the_same_attempt_and_other_inputs_are_refused,
+    a_failed_attempt_leaves_the_draft_retryable_and_terminal_attempts_never_change,
+    a_stale_version_is_not_promoted_and_nothing_of_the_completion_remains,
+    the_database_itself_refuses_promotion_without_a_bundle_and_for_free_scales,
+    reconcile_fails_attempts_left_active_and_a_retry_succeeds,
+    a_bundle_whose_bytes_are_missing_or_changed_in_the_store_is_refused,
+    the_database_refuses_rows_without_their_evidence_records,
+    reconcile_leaves_the_attempt_of_a_live_owner_alone,
+);
+
 mod run_queue_rules {
-    //! The durable run queue on a real SQLite file: a pressed Run is recorded once per key and
+    //! The durable run queue on both databases: a pressed Run is recorded once per key and
     //! per revision, claimed oldest first, renewed only by its holder, given back to the queue
     //! with its attempt failed when its runner is lost, and final once done.
 
@@ -691,9 +755,8 @@ mod run_queue_rules {
 
     const FAR: &str = "2999-01-01T00:00:00.000000Z";
 
-    #[test]
-    fn a_pressed_run_is_recorded_once_and_a_second_press_joins_it() {
-        let f = Fixture::new();
+    fn a_pressed_run_is_recorded_once_and_a_second_press_joins_it(backend: Backend) {
+        let f = Fixture::on(backend);
         let (first, second) = (f.revision(false), f.revision(false));
         let (request, new) = enqueue(&f, &first.id, "press-0001");
         assert!(new);
@@ -718,9 +781,8 @@ mod run_queue_rules {
         assert_eq!(other.seq, request.seq + 1);
     }
 
-    #[test]
-    fn runners_claim_oldest_first_and_only_the_holder_renews_or_finishes() {
-        let f = Fixture::new();
+    fn runners_claim_oldest_first_and_only_the_holder_renews_or_finishes(backend: Backend) {
+        let f = Fixture::on(backend);
         let (first, second) = (f.revision(false), f.revision(false));
         enqueue(&f, &first.id, "press-0001");
         enqueue(&f, &second.id, "press-0001");
@@ -756,19 +818,20 @@ mod run_queue_rules {
         // Finished is final, and no request is ever deleted.
         let changed = connection.execute(
             "UPDATE run_queue SET state = 'queued' WHERE seq = ?1",
-            [claimed.seq],
+            sql_params![claimed.seq],
         );
         assert!(changed
             .unwrap_err()
             .to_string()
             .contains("a finished run request cannot change"));
-        let deleted = connection.execute("DELETE FROM run_queue", []);
+        let deleted = connection.execute("DELETE FROM run_queue", &[]);
         assert!(deleted.unwrap_err().to_string().contains("never deleted"));
     }
 
-    #[test]
-    fn a_lost_runner_fails_its_attempt_and_the_run_goes_back_to_the_queue_as_a_new_attempt() {
-        let f = Fixture::new();
+    fn a_lost_runner_fails_its_attempt_and_the_run_goes_back_to_the_queue_as_a_new_attempt(
+        backend: Backend,
+    ) {
+        let f = Fixture::on(backend);
         let revision = f.revision(false);
         let (request, _) = enqueue(&f, &revision.id, "press-0001");
         let lost = gone_claimant();
@@ -825,9 +888,8 @@ mod run_queue_rules {
         assert_eq!(recovered[0].attempt_id, second.attempt_id);
     }
 
-    #[test]
-    fn a_runner_elsewhere_is_lost_when_its_lease_expires_and_claims_run_out() {
-        let f = Fixture::new();
+    fn a_runner_elsewhere_is_lost_when_its_lease_expires_and_claims_run_out(backend: Backend) {
+        let f = Fixture::on(backend);
         let revision = f.revision(false);
         enqueue(&f, &revision.id, "press-0001");
         let elsewhere = Claimant {
@@ -861,9 +923,8 @@ mod run_queue_rules {
         ));
     }
 
-    #[test]
-    fn a_process_stopped_on_purpose_gives_its_claims_back_without_using_up_a_try() {
-        let f = Fixture::new();
+    fn a_process_stopped_on_purpose_gives_its_claims_back_without_using_up_a_try(backend: Backend) {
+        let f = Fixture::on(backend);
         let revision = f.revision(false);
         enqueue(&f, &revision.id, "press-0001");
         let me = Claimant::of_this_process(1);
@@ -900,4 +961,12 @@ mod run_queue_rules {
             attempt_id_for(&revision.id, "press-0001#claim2")
         );
     }
+
+    on_both!(
+        a_pressed_run_is_recorded_once_and_a_second_press_joins_it,
+        runners_claim_oldest_first_and_only_the_holder_renews_or_finishes,
+        a_lost_runner_fails_its_attempt_and_the_run_goes_back_to_the_queue_as_a_new_attempt,
+        a_runner_elsewhere_is_lost_when_its_lease_expires_and_claims_run_out,
+        a_process_stopped_on_purpose_gives_its_claims_back_without_using_up_a_try,
+    );
 }

@@ -394,6 +394,8 @@ fn concurrent_attempts_for_one_revision_run_one_at_a_time() {
         }
         let connection = service.database().connection().unwrap();
         let attempts: i64 = connection
+            .as_sqlite()
+            .unwrap()
             .query_row("SELECT count(*) FROM attempts", [], |r| r.get(0))
             .unwrap();
         assert_eq!(attempts, 1, "only one attempt was ever started");
@@ -414,6 +416,8 @@ fn a_refused_completion_keeps_the_passing_verification_record() {
     service
         .database()
         .connection()
+        .unwrap()
+        .as_sqlite()
         .unwrap()
         .execute_batch(
             "CREATE TRIGGER test_refuses_bundles BEFORE INSERT ON artifact_bundles
@@ -499,6 +503,8 @@ fn a_dataset_whose_raw_bytes_are_not_stored_is_not_materialized() {
     );
     let connection = service.database().connection().unwrap();
     let uploads: i64 = connection
+        .as_sqlite()
+        .unwrap()
         .query_row("SELECT count(*) FROM uploads", [], |row| row.get(0))
         .unwrap();
     assert_eq!(uploads, 0, "no uploads row without its object");

@@ -84,19 +84,19 @@ fn sqlite_and_postgresql_answer_the_same_statements_alike() {
     let dir = tempfile::tempdir().unwrap();
     let database = Database::open_in(dir.path()).unwrap();
     let connection = database.connection().unwrap();
-    same_behaviour(&*connection, Dialect::Sqlite);
+    same_behaviour(&connection, Dialect::Sqlite);
 
     let server = postgres::Postgres::start();
-    let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
-    migrate(&mut connection).unwrap();
+    let connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+    migrate(&connection).unwrap();
     same_behaviour(&connection, Dialect::Postgres);
 }
 
 #[test]
 fn a_postgresql_transaction_dropped_without_commit_leaves_nothing() {
     let server = postgres::Postgres::start();
-    let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
-    migrate(&mut connection).unwrap();
+    let connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+    migrate(&connection).unwrap();
     {
         let transaction = connection.transaction().unwrap();
         transaction
@@ -133,15 +133,15 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
         .map(|_| {
             let url = url.clone();
             std::thread::spawn(move || {
-                let mut connection = PgConnection::connect(&url, Driver::new()).unwrap();
-                migrate(&mut connection)
+                let connection = PgConnection::connect(&url, Driver::new()).unwrap();
+                migrate(&connection)
             })
         })
         .collect();
     for start in starts {
         start.join().unwrap().unwrap();
     }
-    let mut connection = PgConnection::connect(&url, Driver::new()).unwrap();
+    let connection = PgConnection::connect(&url, Driver::new()).unwrap();
     let applied = connection
         .query_one("SELECT count(*) FROM schema_migrations", &[])
         .unwrap();
@@ -154,7 +154,7 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
     connection
         .execute("UPDATE schema_migrations SET sha256 = 'edited'", &[])
         .unwrap();
-    let error = migrate(&mut connection).unwrap_err();
+    let error = migrate(&connection).unwrap_err();
     assert!(
         matches!(error, MigrationError::Changed { version: 1, .. }),
         "{error}"
@@ -165,14 +165,14 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
             sql_params![recorded],
         )
         .unwrap();
-    migrate(&mut connection).unwrap();
+    migrate(&connection).unwrap();
     connection
         .execute(
             "INSERT INTO schema_migrations VALUES (99, 'future', 'x', 't')",
             &[],
         )
         .unwrap();
-    let error = migrate(&mut connection).unwrap_err();
+    let error = migrate(&connection).unwrap_err();
     assert!(
         matches!(error, MigrationError::Unknown { version: 99 }),
         "{error}"
@@ -197,14 +197,14 @@ mod ledger_on_postgres {
     fn appends_from_several_threads_verify_and_raw_edits_are_found() {
         let server = postgres::Postgres::start();
         let url = server.url();
-        let mut first = PgConnection::connect(&url, Driver::new()).unwrap();
-        migrate(&mut first).unwrap();
+        let first = PgConnection::connect(&url, Driver::new()).unwrap();
+        migrate(&first).unwrap();
         let driver = Driver::new();
         let threads: Vec<_> = (0..4)
             .map(|writer| {
                 let (url, driver) = (url.clone(), driver.clone());
                 std::thread::spawn(move || {
-                    let mut connection = PgConnection::connect(&url, driver).unwrap();
+                    let connection = PgConnection::connect(&url, driver).unwrap();
                     for n in 0..10 {
                         let transaction = connection.transaction().unwrap();
                         append_record(&transaction, "note", body(writer * 100 + n)).unwrap();
@@ -243,8 +243,8 @@ mod ledger_on_postgres {
         // A new cluster, whose tail an insider deletes.
         drop(first);
         let server = postgres::Postgres::start();
-        let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
-        migrate(&mut connection).unwrap();
+        let connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+        migrate(&connection).unwrap();
         for n in 0..5 {
             let transaction = connection.transaction().unwrap();
             append_record(&transaction, "note", body(n)).unwrap();
@@ -269,8 +269,8 @@ mod ledger_on_postgres {
     #[test]
     fn a_rolled_back_append_leaves_no_gap() {
         let server = postgres::Postgres::start();
-        let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
-        migrate(&mut connection).unwrap();
+        let connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+        migrate(&connection).unwrap();
         for n in 0..3 {
             let transaction = connection.transaction().unwrap();
             append_record(&transaction, "note", body(n)).unwrap();

@@ -150,7 +150,7 @@ fn the_governed_path_runs_on_postgresql_through_the_store_functions() {
     let server = postgres::Postgres::start();
     let driver = Driver::new();
     let mut connection = PgConnection::connect(&server.url(), driver.clone()).unwrap();
-    migrate(&mut connection).unwrap();
+    migrate(&connection).unwrap();
     let objects_dir = tempfile::tempdir().unwrap();
     let objects = ObjectStore::open(objects_dir.path()).unwrap();
     let revision = create(&mut connection, &objects);
@@ -333,7 +333,7 @@ fn accounts_sessions_and_the_pages_queries_run_on_postgresql() {
     };
     let server = postgres::Postgres::start();
     let mut connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
-    migrate(&mut connection).unwrap();
+    migrate(&connection).unwrap();
     let objects_dir = tempfile::tempdir().unwrap();
     let objects = ObjectStore::open(objects_dir.path()).unwrap();
 

@@ -523,6 +523,8 @@ fn limited(server: &Server, edit: impl FnOnce(&mut RunnerConfig)) -> ExecutionSe
 fn reproduction_records(server: &Server) -> i64 {
     let connection = server.database.connection().unwrap();
     connection
+        .as_sqlite()
+        .unwrap()
         .query_row(
             "SELECT count(*) FROM evidence_ledger WHERE kind = 'reproduction'",
             [],

@@ -294,12 +294,14 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
         .call({
             let first = first.clone();
             move |c| {
-                c.query_row(
-                    "SELECT count(*) FROM attempts WHERE revision_id = ?1",
-                    [first.as_str()],
-                    |row| row.get(0),
-                )
-                .map_err(anyhow::Error::from)
+                c.as_sqlite()
+                    .unwrap()
+                    .query_row(
+                        "SELECT count(*) FROM attempts WHERE revision_id = ?1",
+                        [first.as_str()],
+                        |row| row.get(0),
+                    )
+                    .map_err(anyhow::Error::from)
             }
         })
         .await

@@ -13,6 +13,7 @@ pub mod evidence;
 pub mod execute;
 pub mod key;
 pub mod ledger;
+pub mod migrate;
 pub mod profile;
 pub mod reproduce;
 pub mod run;
@@ -70,6 +71,9 @@ pub enum Command {
     /// The installation's signing key (evidence bundles are signed with it).
     #[command(subcommand)]
     Key(key::KeyCommand),
+    /// Move an installation from its data directory into PostgreSQL and an S3-compatible
+    /// bucket, verifying both sides (the old one is only read).
+    Migrate(migrate::MigrateArgs),
 }
 
 /// Options of `adamviz serve`.
@@ -119,9 +123,61 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub queue: QueueArgs,
 
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+
     /// Where the objects live.
     #[command(flatten)]
     pub objects: ObjectsArgs,
+}
+
+/// Where the database is (every command that reads or writes it).
+#[derive(Debug, Clone, Default, Args)]
+pub struct DatabaseArgs {
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: keep accounts, sessions, datasets,
+    /// revisions, attempts, the run queue, security events and the evidence ledger in
+    /// PostgreSQL, shared by every node (give a password through this variable or PGPASSWORD
+    /// rather than on the command line). Default: the data directory's `adamviz.sqlite3`.
+    #[arg(long, env = "ADAMVIZ_DATABASE", hide_env_values = true, value_parser = database_url)]
+    pub database: Option<String>,
+}
+
+/// Checks a `--database` value when the command line is read.
+pub(crate) fn database_url(text: &str) -> Result<String, String> {
+    crate::store::db::DatabaseLocation::parse(text)
+        .map(|_| text.to_owned())
+        .map_err(|error| match error {
+            crate::store::db::DatabaseError::Location { problem, .. } => problem,
+            other => other.to_string(),
+        })
+}
+
+impl DatabaseArgs {
+    /// Where the database is for data directory `data_dir`.
+    pub fn location(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<crate::store::db::DatabaseLocation, crate::store::db::DatabaseError> {
+        crate::store::db::DatabaseLocation::choose(data_dir, self.database.as_deref())
+    }
+
+    /// Opens (creating if needed) the database, applying the migrations it lacks.
+    pub fn open(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<crate::store::db::Database, crate::store::db::DatabaseError> {
+        crate::store::db::Database::open_location(self.location(data_dir)?)
+    }
+
+    /// Opens a database that must already be an installation's (a worker, a reader): refused
+    /// if there is none there.
+    pub fn open_existing(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<crate::store::db::Database, crate::store::db::DatabaseError> {
+        crate::store::db::Database::open_existing(self.location(data_dir)?)
+    }
 }
 
 /// Where the content-addressed objects of record live (every command that reads or writes
@@ -138,7 +194,7 @@ pub struct ObjectsArgs {
 }
 
 /// Checks an `--objects` value when the command line is read.
-fn objects_url(text: &str) -> Result<String, String> {
+pub(crate) fn objects_url(text: &str) -> Result<String, String> {
     crate::store::objects::RemoteLocation::parse(text)
         .map(|_| text.to_owned())
         .map_err(|error| error.problem)
@@ -199,6 +255,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             config.upload_limit = args.upload_limit;
             config.temporary_password_hours = args.temporary_password_hours;
             config.queue = args.queue.settings();
+            config.database = args.database;
             config.objects = args.objects;
             config.sessions = crate::api::boundary::SessionSettings {
                 idle_timeout: std::time::Duration::from_secs(args.session_idle_minutes * 60),
@@ -223,6 +280,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Users(command) => users::run(command),
         Command::Key(command) => key::run(command),
         Command::Evidence(command) => evidence::run(command).await,
+        Command::Migrate(args) => tokio::task::spawn_blocking(move || migrate::run(args)).await?,
     }
 }
 

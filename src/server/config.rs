@@ -30,6 +30,8 @@ pub struct ServeConfig {
     pub temporary_password_hours: i64,
     /// The run queue: how many runners this server starts (`--runners`), leases and retries.
     pub queue: crate::service::runs::QueueSettings,
+    /// Where the database is (`--database`).
+    pub database: crate::server::cli::DatabaseArgs,
     /// Where the objects of record live (`--objects`).
     pub objects: crate::server::cli::ObjectsArgs,
 }
@@ -97,6 +99,7 @@ impl ServeConfig {
             upload_limit: crate::service::upload::DEFAULT_UPLOAD_LIMIT,
             temporary_password_hours: crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
             queue: crate::service::runs::QueueSettings::default(),
+            database: crate::server::cli::DatabaseArgs::default(),
             objects: crate::server::cli::ObjectsArgs::default(),
             isolation: Default::default(),
         })

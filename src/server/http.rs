@@ -21,7 +21,7 @@ use super::{
 use crate::{
     api::boundary::{ApiContext, SetupToken},
     app::{shell, App},
-    store::sessions::{delete_expired_sessions_every, SqliteSessionStore, EXPIRED_SESSION_SWEEP},
+    store::sessions::{delete_expired_sessions_every, DatabaseSessionStore, EXPIRED_SESSION_SWEEP},
 };
 
 /// Shared state of the request handlers.
@@ -60,25 +60,44 @@ struct Health {
     reason: Option<&'static str>,
 }
 
-/// Healthy while the data directory is still there: without it nothing can be stored.
+/// Healthy while the data directory is still there and the database answers (within three
+/// seconds): without either nothing can be stored. A load balancer or Kubernetes probe takes a
+/// node that is not healthy out of rotation.
 async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let data_dir_present = tokio::fs::metadata(state.data_dir.as_path())
         .await
         .is_ok_and(|meta| meta.is_dir());
-    if data_dir_present {
-        let health = Health {
-            status: "ok",
-            version: env!("CARGO_PKG_VERSION"),
-            reason: None,
-        };
-        (StatusCode::OK, Json(health))
-    } else {
+    let unavailable = |reason| {
         let health = Health {
             status: "unavailable",
             version: env!("CARGO_PKG_VERSION"),
-            reason: Some("the data directory is missing"),
+            reason: Some(reason),
         };
         (StatusCode::SERVICE_UNAVAILABLE, Json(health))
+    };
+    if !data_dir_present {
+        return unavailable("the data directory is missing");
+    }
+    let ping = state.api.database.call(|connection| {
+        use crate::store::sql::Sql as _;
+        connection
+            .query_one("SELECT 1", &[])
+            .map_err(crate::store::db::DatabaseError::from)
+    });
+    match tokio::time::timeout(std::time::Duration::from_secs(3), ping).await {
+        Ok(Ok(_)) => {
+            let health = Health {
+                status: "ok",
+                version: env!("CARGO_PKG_VERSION"),
+                reason: None,
+            };
+            (StatusCode::OK, Json(health))
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "health check: the database does not answer");
+            unavailable("the database does not answer")
+        }
+        Err(_) => unavailable("the database does not answer"),
     }
 }
 
@@ -141,7 +160,7 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
     let context = state.api.clone();
     // One login limiter per router: per-address budgets and the bound on password checks.
     let logins = crate::service::accounts::login_limits::LoginLimiter::new(Default::default());
-    let sessions = tower_sessions::SessionManagerLayer::new(SqliteSessionStore::new(
+    let sessions = tower_sessions::SessionManagerLayer::new(DatabaseSessionStore::new(
         state.api.database.clone(),
     ))
     .with_name("adamviz_session")
@@ -201,14 +220,14 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .await
         .map_err(|err| anyhow::anyhow!("cannot listen on {addr}: {err}"))?;
     let bound = listener.local_addr()?;
-    let database = open_database(&data_dir).await?;
+    let database = open_database(&data_dir, &config.database).await?;
     let setup = setup_token(&database, config.public_url.as_deref(), bound).await?;
     let objects = config.objects.open(&data_dir)?;
     tracing::info!(objects = %objects.describe(), "object store");
     // The installation's signing key, created at the first start.
     let key = crate::service::installation_key::InstallationKey::load_or_create(&data_dir)?;
     tracing::info!(fingerprint = %key.fingerprint(), "evidence bundles are signed with the installation key");
-    let store = SqliteSessionStore::new(database.clone());
+    let store = DatabaseSessionStore::new(database.clone());
     delete_expired_sessions_every(store, EXPIRED_SESSION_SWEEP);
     let state = AppState {
         leptos_options: config.leptos_options,
@@ -257,18 +276,22 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens the database in `data_dir` (migrations applied: a failed one stops the server), removes
+/// Opens the database (`--database`, or the one in `data_dir`; migrations applied: a failed one stops the server), removes
 /// what gone processes left, and ends the attempts a crash left active as failed, their revisions
 /// left retryable.
 async fn open_database(
     data_dir: &Arc<std::path::PathBuf>,
+    database: &crate::server::cli::DatabaseArgs,
 ) -> anyhow::Result<crate::store::db::Database> {
-    let opening = Arc::clone(data_dir);
+    let (opening, database) = (Arc::clone(data_dir), database.clone());
     let database = tokio::task::spawn_blocking(move || {
         let data_dir = opening;
-        let database = crate::store::db::Database::open_in(&data_dir).map_err(|err| {
-            anyhow::anyhow!("cannot open the database in {}: {err}", data_dir.display())
-        })?;
+        let location = database.location(&data_dir)?;
+        let database =
+            crate::store::db::Database::open_location(location.clone()).map_err(|err| {
+                anyhow::anyhow!("cannot open the database {}: {err}", location.describe())
+            })?;
+        tracing::info!(database = %location.describe(), "database");
         // What processes that are gone left behind: run directories (data extracts) and
         // partial object writes.
         let objects = crate::store::objects::ObjectStore::open(&data_dir)?;

@@ -3,6 +3,7 @@
 //! the append-only security log. The CLI, the server functions and the tests call these; none
 //! of them knows HTTP. Time is a parameter, so lockout can be tested with a clock of the test's.
 
+use crate::store::sql::Sql;
 use crate::store::{
     accounts::PasswordColumns,
     db::{Connection, DbError},
@@ -211,15 +212,11 @@ pub async fn session_still_stored(
 
 /// Appends `event` to the security log at `now`.
 pub fn record_event(
-    connection: &Connection,
+    connection: &impl Sql,
     event: &SecurityEvent<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
-    Ok(crate::store::accounts::record_event(
-        connection,
-        event,
-        &timestamp(now),
-    )?)
+    crate::store::accounts::record_event(connection, event, &timestamp(now))
 }
 
 fn sorted_roles(roles: &[Role]) -> Result<Vec<Role>, AccountError> {
@@ -250,21 +247,21 @@ fn password_columns(
 /// Grants (`granted`) or revokes (`revoked`) `role` of account `id` by `by` at `now` (the role
 /// history row first: the database refuses a role change without it).
 fn change_role(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     role: Role,
     change: &str,
     by: &Operator,
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
-    Ok(crate::store::accounts::change_role(
+    crate::store::accounts::change_role(
         connection,
         id,
         role,
         change,
         (by.id, &by.name),
         &timestamp(now),
-    )?)
+    )
 }
 
 /// Creates an account (in one transaction with its role grants and its security event). A
@@ -326,7 +323,7 @@ pub fn create_account(
         },
         now,
     )?;
-    let account = account_by_id(&transaction, id)?.ok_or(DbError::QueryReturnedNoRows)?;
+    let account = account_by_id(&transaction, id)?.ok_or(DbError::NoRows)?;
     transaction.commit()?;
     Ok(account)
 }
@@ -350,7 +347,7 @@ fn password_text(origin: PasswordOrigin) -> String {
 
 /// Refuses to disable or demote `account` when it is the only active admin.
 fn refuse_losing_the_last_admin(
-    connection: &Connection,
+    connection: &impl Sql,
     account: &Account,
 ) -> Result<(), AccountError> {
     if !account.has(Role::Admin) || account.disabled {
@@ -363,7 +360,7 @@ fn refuse_losing_the_last_admin(
     Ok(())
 }
 
-fn existing(connection: &Connection, name: &str) -> Result<Account, AccountError> {
+fn existing(connection: &impl Sql, name: &str) -> Result<Account, AccountError> {
     find_by_name(connection, name)?
         .map(|(account, _)| account)
         .ok_or_else(|| AccountError::NoSuchAccount(name.to_owned()))
@@ -493,14 +490,14 @@ pub fn set_password(
 }
 
 fn store_password(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     hash: &str,
     origin: PasswordOrigin,
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
     let (temporary, expires_at, set_at, set_by_owner_at) = password_columns(origin, now);
-    Ok(crate::store::accounts::update_password(
+    crate::store::accounts::update_password(
         connection,
         id,
         hash,
@@ -510,25 +507,8 @@ fn store_password(
             set_at,
             set_by_owner_at,
         },
-    )?)
+    )
 }
-
-/// Errors of the store's functions written against the SQL seam reach these use cases as the
-/// database error they already carry.
-macro_rules! from_sql_error {
-    ($($error:ty),*) => {$(
-        impl From<crate::store::sql::SqlError> for $error {
-            fn from(error: crate::store::sql::SqlError) -> Self {
-                DbError::from(error).into()
-            }
-        }
-    )*};
-}
-from_sql_error!(
-    AccountError,
-    LoginError,
-    password_change::PasswordChangeError
-);
 
 mod login;
 pub mod login_limits;
@@ -547,6 +527,6 @@ pub fn temporary_password_expired(account: &Account, now: DateTime<Utc>) -> Opti
 }
 
 /// The account a session names, if it may still act: it exists and is not disabled.
-pub fn active_account(connection: &Connection, id: i64) -> Result<Option<Account>, DbError> {
+pub fn active_account(connection: &impl Sql, id: i64) -> Result<Option<Account>, DbError> {
     Ok(account_by_id(connection, id)?.filter(|account| !account.disabled))
 }

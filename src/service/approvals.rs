@@ -6,6 +6,7 @@
 //! event; three wrong passwords lock signing for the account for fifteen minutes. Time is a
 //! parameter, as for logins.
 
+use crate::store::sql::Sql;
 use chrono::{DateTime, Duration, Utc};
 
 use super::accounts::{
@@ -20,7 +21,7 @@ use crate::{
     },
     evidence::approval::{ApprovalRecord, Decision, Signature, SignatureMeaning, Signer},
     store::{
-        db::{Connection, DbError, Transaction, TransactionBehavior},
+        db::{Connection, DbError, Transaction},
         ledger::append_evidence,
         repository::{get_revision, Revision},
         signatures,
@@ -109,12 +110,6 @@ impl From<DbError> for SignError {
     }
 }
 
-impl From<crate::store::sql::SqlError> for SignError {
-    fn from(error: crate::store::sql::SqlError) -> Self {
-        Self::Database(error.to_string())
-    }
-}
-
 /// A signature made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
@@ -137,8 +132,8 @@ pub fn is_author(signer: &Account, author: &(Option<i64>, String)) -> bool {
 /// fails a bundle holding any failed reproduction: a revision is approved only if its bundle can
 /// pass. (A reproduction that could not run for reasons of the host records nothing, so a
 /// failed record always means the result did not come out the same.)
-pub fn any_reproduction_failed(connection: &Connection, id: &RevisionId) -> Result<bool, DbError> {
-    Ok(signatures::any_reproduction_failed(connection, id)?)
+pub fn any_reproduction_failed(connection: &impl Sql, id: &RevisionId) -> Result<bool, DbError> {
+    signatures::any_reproduction_failed(connection, id)
 }
 
 pub use crate::store::signatures::evidence_head;
@@ -165,7 +160,7 @@ pub fn sign(
     static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let signer = &check_signer(connection, &log, &request.password)?;
-    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let transaction = connection.transaction()?;
     match record_signature(&transaction, signer, request, meaning, comment, now) {
         Ok(signed) => {
             let detail = match (request.decision, meaning) {
@@ -217,7 +212,7 @@ struct SigningLog<'a> {
 impl SigningLog<'_> {
     fn record(
         &self,
-        connection: &Connection,
+        connection: &impl Sql,
         event: &str,
         success: bool,
         detail: &str,
@@ -244,7 +239,7 @@ impl SigningLog<'_> {
 /// if it may sign with `password`: a reviewer, not an admin, with a password of its own, not
 /// locked. A wrong password is counted; the third within the window locks signing.
 fn check_signer(
-    connection: &Connection,
+    connection: &impl Sql,
     log: &SigningLog<'_>,
     password: &str,
 ) -> Result<Account, SignError> {
@@ -365,7 +360,7 @@ fn record_signature(
 
 /// The end of the signing lock of account `id` in force at `now`, if any.
 pub fn signing_locked_until(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     now: DateTime<Utc>,
 ) -> Result<Option<String>, DbError> {
@@ -380,12 +375,12 @@ pub fn signing_locked_until(
 /// Wrong passwords at signing of account `id` counted towards a lock: within the window,
 /// after its last good signature or lock.
 fn counted_signing_failures(
-    connection: &Connection,
+    connection: &impl Sql,
     id: i64,
     now: DateTime<Utc>,
 ) -> Result<usize, DbError> {
     let since = timestamp(now - Duration::minutes(SIGNING_LOCK_MINUTES));
-    Ok(signatures::signing_failures_after(connection, id, &since)?)
+    signatures::signing_failures_after(connection, id, &since)
 }
 
 /// An `approval` record as pages show it.
@@ -408,7 +403,7 @@ pub fn signature_view(record: &serde_json::Value) -> Option<SignatureView> {
 
 /// The signatures on revision `id`, oldest first.
 pub fn signatures_of(
-    connection: &Connection,
+    connection: &impl Sql,
     id: &RevisionId,
 ) -> Result<Vec<SignatureView>, DbError> {
     let mut views = Vec::new();

@@ -6,6 +6,7 @@
 //! Schemas, and a README.txt saying how to check it. The same revision and ledger state give a
 //! byte-identical archive: entries in a fixed order, fixed timestamps and permissions.
 
+use crate::store::sql::Sql;
 use std::io::{Cursor, Write};
 
 use super::installation_key::InstallationKey;
@@ -13,7 +14,7 @@ use crate::{
     domain::{digest::Sha256Digest, ids::RevisionId},
     evidence::{dsse::MANIFEST_PAYLOAD_TYPE, schemas::ALL_SCHEMAS},
     store::{
-        db::{Connection, DbError},
+        db::DbError,
         ledger::{last_record_hash, records_about},
         objects::ObjectStore,
         repository::revision_exists,
@@ -36,9 +37,6 @@ pub enum ExportError {
     /// The database.
     #[error("the database: {0}")]
     Database(#[from] DbError),
-    /// The database, through the store's SQL seam.
-    #[error("the database: {0}")]
-    Sql(#[from] crate::store::sql::SqlError),
     /// An artifact could not be read back intact.
     #[error("artifact {name}: {detail}")]
     Artifact {
@@ -169,7 +167,7 @@ pub struct BundleInputs {
 
 /// Reads what the bundle of revision `id` needs from the database (no artifact, no hashing).
 pub fn read_bundle_inputs(
-    connection: &Connection,
+    connection: &impl Sql,
     id: &RevisionId,
 ) -> Result<BundleInputs, ExportError> {
     if !revision_exists(connection, id)? {
@@ -179,7 +177,7 @@ pub fn read_bundle_inputs(
     if !records.iter().any(|r| r.kind == "artifact_bundle") {
         return Err(ExportError::NotVerified(id.clone()));
     }
-    let ledger_head = last_record_hash(connection)?.ok_or(DbError::QueryReturnedNoRows)?;
+    let ledger_head = last_record_hash(connection)?.ok_or(DbError::NoRows)?;
     Ok(BundleInputs {
         id: id.clone(),
         records,
@@ -189,7 +187,7 @@ pub fn read_bundle_inputs(
 
 /// The bundle of revision `id` as zip bytes ([`read_bundle_inputs`], then [`build_bundle`]).
 pub fn export_bundle(
-    connection: &Connection,
+    connection: &impl Sql,
     objects: &ObjectStore,
     key: &InstallationKey,
     id: &RevisionId,

@@ -2,6 +2,7 @@
 //! one dataset), listing them, and loading a stored dataset's table and profile, kept in a
 //! small cache so a page or an answer does not read the file again.
 
+use crate::store::sql::Sql;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -22,7 +23,7 @@ use crate::{
     },
     store::{
         datasets::{insert_dataset, NewDataset},
-        db::{Connection, DbError},
+        db::DbError,
         objects::ObjectStore,
     },
 };
@@ -44,7 +45,7 @@ pub use crate::store::datasets::{dataset, list_datasets};
 /// Records a stored and parsed upload as a dataset, unless these bytes are one already (then
 /// that dataset, with who uploaded it first and when).
 pub fn record_upload(
-    connection: &Connection,
+    connection: &impl Sql,
     received: &ReceivedUpload,
     file_name: &str,
     uploader: &Account,
@@ -70,8 +71,7 @@ pub fn record_upload(
             uploaded_at: &timestamp(now),
         },
     )?;
-    let dataset = dataset(connection, &received.object.digest.to_hex())?
-        .ok_or(DbError::QueryReturnedNoRows)?;
+    let dataset = dataset(connection, &received.object.digest.to_hex())?.ok_or(DbError::NoRows)?;
     Ok(UploadOutcome {
         dataset,
         new: inserted,

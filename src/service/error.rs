@@ -2,11 +2,7 @@
 //! store, a stored record that does not hold together, or blocking work that stopped. A server
 //! function logs the detail and answers 500; the command line prints it.
 
-use crate::store::{
-    db::{DatabaseError, DbError},
-    objects::ObjectStoreError,
-    repository::RepositoryError,
-};
+use crate::store::{db::DatabaseError, objects::ObjectStoreError, repository::RepositoryError};
 
 /// A failed read of stored state.
 #[derive(Debug, thiserror::Error)]
@@ -17,9 +13,6 @@ pub enum ReadError {
     /// The database (pool, SQLite) failed.
     #[error(transparent)]
     Database(#[from] DatabaseError),
-    /// A statement failed.
-    #[error("database error: {0}")]
-    Sqlite(#[from] DbError),
     /// The repository refused or failed.
     #[error(transparent)]
     Repository(#[from] RepositoryError),

@@ -138,12 +138,6 @@ impl From<crate::store::sql::SqlError> for ServiceError {
     }
 }
 
-impl From<crate::store::db::DbError> for ServiceError {
-    fn from(error: crate::store::db::DbError) -> Self {
-        Self::Database(DatabaseError::Sqlite(error))
-    }
-}
-
 /// Who uploaded what: recorded with the upload.
 #[derive(Debug, Clone)]
 pub struct UploadInfo {

@@ -4,7 +4,7 @@
 //! fingerprint the image hash must match too; with another environment the parts that differ
 //! are named. The outcome, good or bad, is a `reproduction` evidence record.
 
-use crate::store::db::Connection;
+use crate::store::sql::Sql;
 use serde_json::Value;
 
 use super::execution::ExecutionService;
@@ -79,7 +79,7 @@ fn latest(records: &[crate::store::ledger::StoredRecord], kind: &str) -> Option<
         .and_then(|r| serde_json::from_slice(&r.record).ok())
 }
 
-fn retained(connection: &Connection, id: &RevisionId) -> Result<Retained, ReproduceError> {
+fn retained(connection: &impl Sql, id: &RevisionId) -> Result<Retained, ReproduceError> {
     let stored = |e: &dyn std::fmt::Display| ReproduceError::Stored(e.to_string());
     let revision = get_revision(connection, id)
         .map_err(|e| stored(&e))?

@@ -87,6 +87,17 @@ pub fn server_with(max_concurrent: usize, rscript: Option<&str>) -> Server {
     std::fs::create_dir_all(&data).unwrap();
     let database = Database::open_in(&data).unwrap();
     let objects = ObjectStore::open(&data).unwrap();
+    server_on(dir, database, objects, max_concurrent, rscript)
+}
+
+/// A server on `database` and `objects` (any backend), its work under `dir`.
+pub fn server_on(
+    dir: tempfile::TempDir,
+    database: Database,
+    objects: ObjectStore,
+    max_concurrent: usize,
+    rscript: Option<&str>,
+) -> Server {
     let received = receive_upload(
         &objects,
         std::fs::File::open(pilot_path()).unwrap(),

@@ -146,9 +146,23 @@ pub const TEMPORARY: &str = "the admin typed this one";
 /// Adds an author account with `adamviz users add` (a temporary password on stdin, as from a
 /// script), whose owner then chooses their own ([`PASSWORD`]) as the first login makes them.
 pub fn add_author(data_dir: &Path, name: &str) {
+    add_author_to(data_dir, &[], name, || {
+        adamviz::store::db::Database::open_in(data_dir).unwrap()
+    });
+}
+
+/// [`add_author`] with more options for `adamviz users add` (`--database …`) and the database
+/// they name.
+pub fn add_author_to(
+    data_dir: &Path,
+    extra_args: &[&str],
+    name: &str,
+    database: impl FnOnce() -> adamviz::store::db::Database,
+) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_adamviz"))
         .args(["users", "add", name, "--role", "author", "--data-dir"])
         .arg(data_dir)
+        .args(extra_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -173,7 +187,7 @@ pub fn add_author(data_dir: &Path, name: &str) {
         )),
         "{said}"
     );
-    let database = adamviz::store::db::Database::open_in(data_dir).unwrap();
+    let database = database();
     let mut connection = database.connection().unwrap();
     let account = adamviz::service::accounts::list_accounts(&connection)
         .unwrap()

@@ -78,7 +78,10 @@ fn copy_revisions(
             })
             .collect::<Result<_, serde_json::Error>>()?;
     let per_revision = templates.len();
-    let (author, created_at) = copies::author_and_creation(connection, revision_id)?;
+    let sqlite = connection
+        .as_sqlite()
+        .context("the ledger benchmark fills a SQLite store")?;
+    let (author, created_at) = copies::author_and_creation(sqlite, revision_id)?;
     let started = Instant::now();
     let mut bytes = 0usize;
     for chunk in (1..revisions).collect::<Vec<_>>().chunks(500) {
@@ -97,7 +100,9 @@ fn copy_revisions(
                 copies.insert(original_hash.clone(), appended.record_hash);
             }
             copy_rows(
-                &transaction,
+                transaction
+                    .as_sqlite()
+                    .context("the ledger benchmark fills a SQLite store")?,
                 (revision_id.as_str(), attempt_id.as_str()),
                 (&revision, &attempt),
                 &copies,

@@ -360,7 +360,9 @@ impl Installation {
                 .ok_or_else(|| anyhow::anyhow!("the verified revision has no attempt"))?;
             let started = Instant::now();
             adamviz::store::copies::fill_history(
-                &mut connection,
+                connection
+                    .as_sqlite_mut()
+                    .ok_or_else(|| anyhow::anyhow!("the history is filled in a SQLite store"))?,
                 (verified, attempt.id.as_str()),
                 &draft,
                 history,

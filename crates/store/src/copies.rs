@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use crate::{
@@ -87,7 +87,7 @@ pub fn with_ids(
 /// copied for `copy`, with the copy's records' hashes (`copies`), its author and creation time
 /// (`made`: the author its creation record names, and when).
 pub fn copy_rows(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     original: (&str, &str),
     copy: (&str, &str),
     copies: &HashMap<String, String>,
@@ -178,7 +178,7 @@ fn template(connection: &Connection, id: &RevisionId) -> Result<Template, CopyEr
 /// Appends the records of `template` for `revision`/`attempt` (its creation record naming
 /// `author`), keeping those `keep` accepts; the map of original to copied record hashes.
 fn copy_records(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     template: &Template,
     (revision, attempt): (&str, &str),
     author: (i64, &str),
@@ -254,7 +254,7 @@ pub fn fill_history(
 
 /// One copy of the Draft revision `draft`: its records, then its row naming the copied request.
 fn copy_draft(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     records: &Template,
     draft: &RevisionId,
     (revision, attempt): (&str, &str),
@@ -294,7 +294,7 @@ fn copy_draft(
 /// One copy of the Approved revision `approved` (with its attempt): Verified, or with `approve`
 /// Approved with its signature and the signing event the audit replays.
 fn copy_verified(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     records: &Template,
     approved: (&RevisionId, &str),
     (revision, attempt): (&str, &str),

@@ -1,31 +1,24 @@
-//! The SQLite database under the data directory (`adamviz.sqlite3`), through an r2d2 pool of
-//! rusqlite connections, each in WAL mode with foreign keys on and a busy timeout. Schema
-//! migrations (`store/migrations/*.sql`, compiled in) are applied at open in one transaction
-//! each and recorded with their SHA-256; a migration that fails, or one already applied whose
-//! text has since changed, stops the open with an error naming it.
+//! The database: by default the SQLite file under the data directory (`adamviz.sqlite3`),
+//! through an r2d2 pool of rusqlite connections, each in WAL mode with foreign keys on and a
+//! busy timeout; or a PostgreSQL server (`--database postgres://…`, see [`crate::sql::postgres`])
+//! shared by several nodes. Schema migrations (compiled in: `store/migrations/*.sql` for SQLite,
+//! `store/postgres/*.sql` for PostgreSQL) are applied at open in one transaction and recorded
+//! with their SHA-256; a migration that fails, or one already applied whose text has since
+//! changed, stops the open with an error naming it.
 //!
 //! Database work never runs on the async executor: [`Database::call`] moves it to a blocking
 //! thread.
 
 use std::path::{Path, PathBuf};
 
-/// The connection, transaction and error types the use cases hold while they call the store's
-/// functions: SQLite's, named by the store so that no other crate names the database engine.
-pub use rusqlite::{Connection, Error as DbError, Transaction, TransactionBehavior};
+mod connection;
 
-/// While the use cases still hold SQLite's connections (until the database is chosen at open),
-/// an error of a store function written against the SQL seam reaches them as SQLite's error
-/// type: SQLite's own error as it was, the others with their message.
-impl From<crate::sql::SqlError> for rusqlite::Error {
-    fn from(error: crate::sql::SqlError) -> Self {
-        match error {
-            crate::sql::SqlError::Sqlite(error) => error,
-            crate::sql::SqlError::NoRows => rusqlite::Error::QueryReturnedNoRows,
-            other => rusqlite::Error::ToSqlConversionFailure(Box::new(other)),
-        }
-    }
-}
+pub use connection::{Connection, Transaction};
 
+/// The error of a statement, on either database.
+pub use crate::sql::SqlError as DbError;
+
+use crate::sql::postgres::{self, Driver, PgConnection, PgManager};
 use r2d2_sqlite::SqliteConnectionManager;
 use sha2::{Digest, Sha256};
 
@@ -169,8 +162,14 @@ pub enum DatabaseError {
     #[error("database error: {0}")]
     Sql(#[from] crate::sql::SqlError),
     /// No connection could be taken from the pool.
-    #[error("no database connection available: {0}")]
-    Pool(#[from] r2d2::Error),
+    #[error("no database connection available ({database}): {source}")]
+    Pool {
+        /// Which database.
+        database: String,
+        /// What the pool said.
+        #[source]
+        source: r2d2::Error,
+    },
     /// A migration failed; the database is left at the previous version.
     #[error("migration {version} ({name}) failed: {source}")]
     Migration {
@@ -202,22 +201,113 @@ pub enum DatabaseError {
         /// The unknown version.
         version: i64,
     },
+    /// PostgreSQL's schema could not be applied or is not this build's.
+    #[error(transparent)]
+    PostgresSchema(#[from] postgres::MigrationError),
+    /// `--database` is not a database adamviz can use.
+    #[error("--database {given:?}: {problem}")]
+    Location {
+        /// The value given.
+        given: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A command that joins an installation found none.
+    #[error("{directory} holds no adamviz installation (no {file}): start the server on it first")]
+    NoInstallation {
+        /// The data directory.
+        directory: String,
+        /// The database file looked for.
+        file: String,
+    },
     /// The blocking task failed.
     #[error("database task failed: {0}")]
     Task(String),
 }
 
-/// The database: a pool of connections to one SQLite file.
+/// Where the database is: what `--database` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseLocation {
+    /// The SQLite file (the data directory's `adamviz.sqlite3` by default).
+    File(PathBuf),
+    /// A PostgreSQL server: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?…]`.
+    Postgres(String),
+}
+
+impl DatabaseLocation {
+    /// The database `--database` names, or the data directory's SQLite file without it.
+    pub fn choose(data_dir: &Path, database: Option<&str>) -> Result<Self, DatabaseError> {
+        match database {
+            None => Ok(Self::File(data_dir.join(DATABASE_FILE))),
+            Some(given) => Self::parse(given),
+        }
+    }
+
+    /// A `--database` value: a `postgres://` or `postgresql://` URL naming a host and a database.
+    pub fn parse(given: &str) -> Result<Self, DatabaseError> {
+        let refuse = |problem: &str| DatabaseError::Location {
+            given: redacted(given),
+            problem: problem.to_owned(),
+        };
+        let url =
+            url::Url::parse(given).map_err(|error| refuse(&format!("not a URL ({error})")))?;
+        if !matches!(url.scheme(), "postgres" | "postgresql") {
+            return Err(refuse(&format!(
+                "the scheme is {:?}; adamviz keeps its database in PostgreSQL (postgres://USER@HOST:PORT/DATABASE) or, without --database, in the data directory's SQLite file",
+                url.scheme()
+            )));
+        }
+        if url.host_str().is_none_or(str::is_empty)
+            && !url.query_pairs().any(|(key, _)| key == "host")
+        {
+            return Err(refuse("no host: write postgres://USER@HOST:PORT/DATABASE"));
+        }
+        if url.path().trim_start_matches('/').is_empty() {
+            return Err(refuse(
+                "no database name: write postgres://USER@HOST:PORT/DATABASE",
+            ));
+        }
+        Ok(Self::Postgres(given.to_owned()))
+    }
+
+    /// How it is named in messages and logs: a password is never shown.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::File(path) => path.display().to_string(),
+            Self::Postgres(url) => redacted(url),
+        }
+    }
+}
+
+/// `url` with its password (if any) replaced by `***`.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => "(not a URL)".to_owned(),
+    }
+}
+
+#[derive(Clone)]
+enum Pool {
+    Sqlite(r2d2::Pool<SqliteConnectionManager>),
+    Postgres(r2d2::Pool<PgManager>),
+}
+
+/// The database: a pool of connections to one SQLite file or one PostgreSQL database.
 #[derive(Clone)]
 pub struct Database {
-    pool: r2d2::Pool<SqliteConnectionManager>,
-    path: PathBuf,
+    pool: Pool,
+    location: DatabaseLocation,
 }
 
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Database")
-            .field("path", &self.path)
+            .field("location", &self.location.describe())
             .finish()
     }
 }
@@ -226,6 +316,68 @@ impl Database {
     /// Opens (creating if needed) `<data_dir>/adamviz.sqlite3` and applies the migrations.
     pub fn open_in(data_dir: &Path) -> Result<Self, DatabaseError> {
         Self::open(&data_dir.join(DATABASE_FILE))
+    }
+
+    /// Opens the database `--database` names (the data directory's SQLite file without it),
+    /// applying the migrations it lacks.
+    pub fn open_at(data_dir: &Path, database: Option<&str>) -> Result<Self, DatabaseError> {
+        Self::open_location(DatabaseLocation::choose(data_dir, database)?)
+    }
+
+    /// Opens the database at `location`, applying the migrations it lacks.
+    pub fn open_location(location: DatabaseLocation) -> Result<Self, DatabaseError> {
+        match location {
+            DatabaseLocation::File(path) => Self::open(&path),
+            DatabaseLocation::Postgres(url) => Self::open_postgres(&url),
+        }
+    }
+
+    /// Opens the database of an existing installation at `location`: refused, creating
+    /// nothing, when the file does not exist or the PostgreSQL database has no adamviz schema
+    /// yet (a worker joins an installation; a typo must not start an empty one).
+    pub fn open_existing(location: DatabaseLocation) -> Result<Self, DatabaseError> {
+        match &location {
+            DatabaseLocation::File(path) if !path.is_file() => {
+                return Err(DatabaseError::NoInstallation {
+                    directory: path.parent().unwrap_or(path).display().to_string(),
+                    file: path
+                        .file_name()
+                        .map(|name| name.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                })
+            }
+            DatabaseLocation::File(_) => {}
+            DatabaseLocation::Postgres(url) => {
+                let connection = PgConnection::connect(url, Driver::new())?;
+                postgres::check_schema(&connection)?;
+            }
+        }
+        Self::open_location(location)
+    }
+
+    /// Connects to the PostgreSQL database at `url` and applies the schema it lacks.
+    pub fn open_postgres(url: &str) -> Result<Self, DatabaseError> {
+        let location = DatabaseLocation::parse(url)?;
+        let manager = PgManager::new(url, Driver::new());
+        let pool = r2d2::Pool::builder()
+            .max_size(8)
+            .min_idle(Some(1))
+            .connection_timeout(std::time::Duration::from_secs(10))
+            .build(manager)
+            .map_err(|source| DatabaseError::Pool {
+                database: location.describe(),
+                source,
+            })?;
+        let database = Self {
+            pool: Pool::Postgres(pool),
+            location,
+        };
+        let connection = database.connection()?;
+        let Connection::Postgres(connection) = &connection else {
+            unreachable!("a PostgreSQL pool gives PostgreSQL connections")
+        };
+        postgres::migrate(connection)?;
+        Ok(database)
     }
 
     /// Opens (creating if needed) the database file at `path` and applies the migrations.
@@ -240,36 +392,70 @@ impl Database {
             connection.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
             Ok(())
         });
+        let location = DatabaseLocation::File(path.to_path_buf());
         // Connections are opened on demand: one opening in the background while another holds
         // the write lock would only log a lock error.
         let pool = r2d2::Pool::builder()
             .max_size(8)
             .min_idle(Some(1))
-            .build(manager)?;
+            .build(manager)
+            .map_err(|source| DatabaseError::Pool {
+                database: location.describe(),
+                source,
+            })?;
         let database = Self {
-            pool,
-            path: path.to_path_buf(),
+            pool: Pool::Sqlite(pool),
+            location,
         };
         database.migrate()?;
         Ok(database)
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the database is.
+    pub fn location(&self) -> &DatabaseLocation {
+        &self.location
+    }
+
+    /// Which database this is.
+    pub fn dialect(&self) -> crate::sql::Dialect {
+        match self.pool {
+            Pool::Sqlite(_) => crate::sql::Dialect::Sqlite,
+            Pool::Postgres(_) => crate::sql::Dialect::Postgres,
+        }
     }
 
     /// A connection from the pool (blocking code only).
-    pub fn connection(
-        &self,
-    ) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, DatabaseError> {
-        Ok(self.pool.get()?)
+    pub fn connection(&self) -> Result<Connection, DatabaseError> {
+        let failed = |source| DatabaseError::Pool {
+            database: self.location.describe(),
+            source,
+        };
+        Ok(match &self.pool {
+            Pool::Sqlite(pool) => Connection::Sqlite(pool.get().map_err(failed)?),
+            Pool::Postgres(pool) => Connection::Postgres(pool.get().map_err(failed)?),
+        })
+    }
+
+    /// A connection to SQLite itself, for code that speaks to the file rather than through the
+    /// store (the benchmarks' history filler, tests that play an insider editing the file);
+    /// refused on PostgreSQL.
+    pub fn sqlite(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, DatabaseError> {
+        match &self.pool {
+            Pool::Sqlite(pool) => pool.get().map_err(|source| DatabaseError::Pool {
+                database: self.location.describe(),
+                source,
+            }),
+            Pool::Postgres(_) => Err(DatabaseError::Location {
+                given: self.location.describe(),
+                problem: "this is PostgreSQL, not the SQLite file this step works on".to_owned(),
+            }),
+        }
     }
 
     /// Runs `work` with a connection on a blocking thread.
     pub async fn call<T: Send + 'static, E: From<DatabaseError> + Send + 'static>(
         &self,
-        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+        work: impl FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
     ) -> Result<T, E> {
         let database = self.clone();
         tokio::task::spawn_blocking(move || {
@@ -280,8 +466,21 @@ impl Database {
         .map_err(|e| DatabaseError::Task(e.to_string()))?
     }
 
+    fn sqlite_pool(&self) -> &r2d2::Pool<SqliteConnectionManager> {
+        match &self.pool {
+            Pool::Sqlite(pool) => pool,
+            Pool::Postgres(_) => unreachable!("SQLite's migrations run on SQLite only"),
+        }
+    }
+
     fn migrate(&self) -> Result<(), DatabaseError> {
-        let mut connection = self.connection()?;
+        let mut connection = self
+            .sqlite_pool()
+            .get()
+            .map_err(|source| DatabaseError::Pool {
+                database: self.location.describe(),
+                source,
+            })?;
         // WAL is a property of the file: set once, it holds for every later connection.
         connection.pragma_update(None, "journal_mode", "WAL")?;
         // One IMMEDIATE transaction takes the write lock before the applied list is read, so
@@ -341,4 +540,14 @@ impl Database {
         transaction.commit()?;
         Ok(())
     }
+}
+
+/// Opens the PostgreSQL database at `url` for reading only: one connection whose every
+/// transaction is read-only, the schema checked and never applied (`adamviz ledger verify`).
+pub fn open_postgres_read_only(url: &str) -> Result<PgConnection, DatabaseError> {
+    DatabaseLocation::parse(url)?;
+    let connection = PgConnection::connect(url, Driver::new())?;
+    connection.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
+    postgres::check_schema(&connection)?;
+    Ok(connection)
 }

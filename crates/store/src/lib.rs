@@ -27,3 +27,4 @@ pub mod run_queue;
 pub mod sessions;
 pub mod signatures;
 pub mod sql;
+pub mod transfer;

@@ -173,6 +173,36 @@ impl ObjectStore {
         }
     }
 
+    /// Every object in this store's folder (by name; not re-hashed here), in name order.
+    pub fn local_digests(&self) -> Result<Vec<Sha256Digest>, ObjectStoreError> {
+        let mut digests = Vec::new();
+        let top = self.root.join("sha256");
+        let fans = match fs::read_dir(&top) {
+            Ok(fans) => fans,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(digests),
+            Err(source) => return Err(ObjectStoreError::Io { path: top, source }),
+        };
+        for fan in fans {
+            let fan = fan.map_err(io_error(&top))?.path();
+            for object in fs::read_dir(&fan).map_err(io_error(&fan))? {
+                let object = object.map_err(io_error(&fan))?.path();
+                let name = format!(
+                    "{}{}",
+                    fan.file_name().unwrap_or_default().to_string_lossy(),
+                    object.file_name().unwrap_or_default().to_string_lossy()
+                );
+                match name.parse::<Sha256Digest>() {
+                    Ok(digest) => digests.push(digest),
+                    Err(_) => {
+                        tracing::warn!(path = %object.display(), "not an object's name; left alone")
+                    }
+                }
+            }
+        }
+        digests.sort();
+        Ok(digests)
+    }
+
     /// Where the object with `digest` lives.
     pub fn path_of(&self, digest: &Sha256Digest) -> PathBuf {
         let hex = digest.to_hex();

@@ -1,4 +1,4 @@
-//! The session store of `tower-sessions` in the app's SQLite database (table `sessions`): each
+//! The session store of `tower-sessions` in the app's database (SQLite or PostgreSQL) (table `sessions`): each
 //! record's data as JSON and its expiry as Unix seconds (not the serde form of the record,
 //! whose time format depends on features of the `time` crate), on a blocking thread.
 //! Expired records are never returned and are deleted by [`delete_expired_sessions_every`],
@@ -79,11 +79,11 @@ pub const EXPIRED_SESSION_SWEEP: std::time::Duration = std::time::Duration::from
 
 /// Sessions in the database.
 #[derive(Debug, Clone)]
-pub struct SqliteSessionStore {
+pub struct DatabaseSessionStore {
     database: Database,
 }
 
-impl SqliteSessionStore {
+impl DatabaseSessionStore {
     /// A store over `database`.
     pub fn new(database: Database) -> Self {
         Self { database }
@@ -98,10 +98,10 @@ fn now_unix() -> i64 {
     tower_sessions::cookie::time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-impl SqliteSessionStore {
+impl DatabaseSessionStore {
     async fn run<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, SqlError> + Send + 'static,
+        work: impl FnOnce(&mut super::db::Connection) -> Result<T, SqlError> + Send + 'static,
     ) -> session_store::Result<T> {
         self.database
             .call(move |connection| work(connection).map_err(super::db::DatabaseError::from))
@@ -111,7 +111,7 @@ impl SqliteSessionStore {
 }
 
 #[async_trait]
-impl SessionStore for SqliteSessionStore {
+impl SessionStore for DatabaseSessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
         // A fresh id until one is free (a collision of 128 random bits is not expected, but
         // overwriting another person's session must be impossible, not unlikely).
@@ -167,7 +167,7 @@ impl SessionStore for SqliteSessionStore {
 }
 
 #[async_trait]
-impl ExpiredDeletion for SqliteSessionStore {
+impl ExpiredDeletion for DatabaseSessionStore {
     async fn delete_expired(&self) -> session_store::Result<()> {
         self.run(|connection| delete_expired_sessions(&*connection, now_unix()))
             .await?;
@@ -177,7 +177,7 @@ impl ExpiredDeletion for SqliteSessionStore {
 
 /// Deletes expired sessions now and then every `period`, for as long as the runtime runs: the
 /// one background task of the session layer, started by the server.
-pub fn delete_expired_sessions_every(store: SqliteSessionStore, period: std::time::Duration) {
+pub fn delete_expired_sessions_every(store: DatabaseSessionStore, period: std::time::Duration) {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(period);
         loop {

@@ -10,7 +10,6 @@ use clap::{Args, Subcommand};
 use crate::{
     domain::ids::RevisionId,
     service::{bundle::export_bundle, installation_key::InstallationKey},
-    store::db::Database,
 };
 
 /// `adamviz evidence …`.
@@ -40,6 +39,9 @@ pub struct ExportArgs {
     /// The data directory.
     #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
     pub data_dir: PathBuf,
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: super::DatabaseArgs,
     /// Where the objects live.
     #[command(flatten)]
     pub objects: super::ObjectsArgs,
@@ -58,7 +60,7 @@ pub async fn run(command: EvidenceCommand) -> anyhow::Result<()> {
                     args.revision
                 )
             })?;
-            let database = Database::open_in(&args.data_dir)?;
+            let database = args.database.open_existing(&args.data_dir)?;
             let objects = args.objects.open(&args.data_dir)?;
             let key = InstallationKey::load_or_create(&args.data_dir)?;
             let connection = database.connection()?;

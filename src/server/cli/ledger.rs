@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 
 use crate::store::{
     audit::{audit, AuditReport},
-    db::{open_read_only, DATABASE_FILE},
+    db::{open_postgres_read_only, open_read_only, DatabaseLocation},
     objects::ObjectStore,
 };
 
@@ -28,6 +28,9 @@ pub struct LedgerArgs {
     /// The data directory holding adamviz.sqlite3.
     #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
     pub data_dir: PathBuf,
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: super::DatabaseArgs,
     /// Where the objects live.
     #[command(flatten)]
     pub objects: super::ObjectsArgs,
@@ -36,17 +39,27 @@ pub struct LedgerArgs {
 /// Runs `adamviz ledger …`.
 pub fn run(command: LedgerCommand) -> anyhow::Result<()> {
     let LedgerCommand::Verify(args) = command;
-    let path = args.data_dir.join(DATABASE_FILE);
-    if !path.is_file() {
-        bail!("there is no adamviz database at {}", path.display());
-    }
-    // Read-only: no migration, no change of journal mode, every write refused.
-    let connection =
-        open_read_only(&path).with_context(|| format!("cannot open {}", path.display()))?;
     // Read-only as the database: objects read from a bucket are re-hashed, not kept.
     let objects = ObjectStore::at_shared(&args.data_dir, args.objects.objects.as_deref())?;
     let started = std::time::Instant::now();
-    let report = audit(&connection, &objects)?;
+    // Read-only: no migration, no change of any setting, every write refused.
+    let location = args.database.location(&args.data_dir)?;
+    let described = location.describe();
+    let report = match location {
+        DatabaseLocation::File(path) => {
+            if !path.is_file() {
+                bail!("there is no adamviz database at {described}");
+            }
+            let connection =
+                open_read_only(&path).with_context(|| format!("cannot open {described}"))?;
+            audit(&connection, &objects)?
+        }
+        DatabaseLocation::Postgres(url) => {
+            let connection = open_postgres_read_only(&url)
+                .with_context(|| format!("cannot open {described}"))?;
+            audit(&connection, &objects)?
+        }
+    };
     let elapsed = started.elapsed();
     print!("{}", describe(&report));
     println!(

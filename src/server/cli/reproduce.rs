@@ -11,7 +11,6 @@ use crate::{
     evidence::{actor::Actor, reproduction::ReproductionOutcome},
     runner::{sandbox::IsolationPolicy, Runner, RunnerConfig},
     service::{execution::ExecutionService, reproduction::reproduce},
-    store::db::Database,
 };
 
 /// Options of `adamviz reproduce`.
@@ -26,6 +25,9 @@ pub struct ReproduceArgs {
     /// machine allows.
     #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
     pub isolation: IsolationPolicy,
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: super::DatabaseArgs,
     /// Where the objects live.
     #[command(flatten)]
     pub objects: super::ObjectsArgs,
@@ -42,9 +44,16 @@ pub async fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let mut config = RunnerConfig::new();
     config.isolation = args.isolation;
     super::run::warn_if_best_effort(args.isolation);
-    let (data_dir, objects_args) = (args.data_dir.clone(), args.objects.clone());
+    let (data_dir, database_args, objects_args) = (
+        args.data_dir.clone(),
+        args.database.clone(),
+        args.objects.clone(),
+    );
     let (database, objects) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        Ok((Database::open_in(&data_dir)?, objects_args.open(&data_dir)?))
+        Ok((
+            database_args.open_existing(&data_dir)?,
+            objects_args.open(&data_dir)?,
+        ))
     })
     .await??;
     let service = ExecutionService::new(database, objects, Arc::new(Runner::new(config)));

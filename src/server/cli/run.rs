@@ -49,6 +49,9 @@ pub struct RunArgs {
     /// machine allows (recorded in the evidence, warned about).
     #[arg(long, value_enum, env = "ADAMVIZ_ISOLATION", default_value = "require")]
     pub isolation: IsolationPolicy,
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: super::DatabaseArgs,
     /// Where the objects live.
     #[command(flatten)]
     pub objects: super::ObjectsArgs,
@@ -78,6 +81,26 @@ pub struct DataDirArg {
     /// The data directory (database and objects).
     #[arg(long, env = "ADAMVIZ_DATA_DIR", default_value = "adamviz-data")]
     pub data_dir: PathBuf,
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: super::DatabaseArgs,
+}
+
+impl DataDirArg {
+    /// Opens (creating if needed) the database these options name.
+    pub fn open(&self) -> anyhow::Result<Database> {
+        let location = self.database.location(&self.data_dir)?;
+        if matches!(location, crate::store::db::DatabaseLocation::File(_)) {
+            std::fs::create_dir_all(&self.data_dir).with_context(|| {
+                format!(
+                    "cannot create the data directory {}",
+                    self.data_dir.display()
+                )
+            })?;
+        }
+        Database::open_location(location.clone())
+            .with_context(|| format!("cannot open the database {}", location.describe()))
+    }
 }
 
 /// Says on stderr what `best-effort` isolation means, once, before anything runs.
@@ -156,11 +179,11 @@ async fn open_service(args: &RunArgs) -> anyhow::Result<ExecutionService> {
     runner_config.isolation = args.isolation;
     let (database, objects) = {
         let (data_dir, work_root) = (args.data_dir.clone(), runner_config.work_root.clone());
-        let objects_args = args.objects.clone();
+        let (database_args, objects_args) = (args.database.clone(), args.objects.clone());
         tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
             std::fs::create_dir_all(&data_dir)
                 .with_context(|| format!("cannot create {}", data_dir.display()))?;
-            let database = Database::open_in(&data_dir)?;
+            let database = database_args.open(&data_dir)?;
             let objects = objects_args.open(&data_dir)?;
             crate::service::startup::remove_leftovers(&objects, &work_root)?;
             Ok((database, objects))
@@ -242,7 +265,7 @@ fn print_outcome(outcome: &ExecutionOutcome) {
 pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
     match command {
         RevisionsCommand::List(data) => {
-            let database = Database::open_in(&data.data_dir)?;
+            let database = data.open()?;
             let connection = database.connection()?;
             for revision in list_revisions(&connection)? {
                 println!(
@@ -257,10 +280,13 @@ pub fn run_revisions(command: RevisionsCommand) -> anyhow::Result<()> {
             Ok(())
         }
         RevisionsCommand::Show { id, json, data } => {
-            let database = Database::open_in(&data.data_dir)?;
+            let database = data.open()?;
             let connection = database.connection()?;
             let Some(revision) = get_revision(&connection, &id)? else {
-                bail!("there is no revision {id} in {}", data.data_dir.display());
+                bail!(
+                    "there is no revision {id} in {}",
+                    database.location().describe()
+                );
             };
             let evidence: Vec<serde_json::Value> = records_about(&connection, &revision.id)?
                 .into_iter()

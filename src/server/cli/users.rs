@@ -5,7 +5,7 @@
 //! stops working after `--temporary-password-hours`. The security log names the operating-system
 //! user (from the real uid) who ran the command.
 
-use std::{io::IsTerminal, path::Path};
+use std::io::IsTerminal;
 
 use anyhow::Context as _;
 use clap::Subcommand;
@@ -14,7 +14,6 @@ use super::run::DataDirArg;
 use crate::{
     domain::account::{Role, UnknownRole},
     service::accounts,
-    store::db::Database,
 };
 
 /// `adamviz users …`.
@@ -87,15 +86,6 @@ fn read_new_password() -> anyhow::Result<String> {
     }
 }
 
-/// The database of `data_dir`, created with it on first use (accounts may be added before the
-/// first `adamviz serve`).
-fn open(data_dir: &Path) -> anyhow::Result<Database> {
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
-    Database::open_in(data_dir)
-        .with_context(|| format!("cannot open the database in {}", data_dir.display()))
-}
-
 /// Runs `adamviz users …`.
 pub fn run(command: UsersCommand) -> anyhow::Result<()> {
     let now = accounts::now();
@@ -109,7 +99,7 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
             data,
         } => {
             let password = read_new_password()?;
-            let database = open(&data.data_dir)?;
+            let database = data.open()?;
             let mut connection = database.connection()?;
             let account = accounts::create_account(
                 &mut connection,
@@ -128,9 +118,9 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
                 account.password_expires_at.as_deref().unwrap_or("?")
             );
         }
-        UsersCommand::List(data) => list(&data.data_dir)?,
+        UsersCommand::List(data) => list(&data)?,
         UsersCommand::Disable { name, data } => {
-            let database = open(&data.data_dir)?;
+            let database = data.open()?;
             let mut connection = database.connection()?;
             let account = accounts::disable_account(&mut connection, &name, &by, actor_host, now)?;
             println!("disabled {}; its sessions are ended", account.name);
@@ -141,7 +131,7 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
             data,
         } => {
             let password = read_new_password()?;
-            let database = open(&data.data_dir)?;
+            let database = data.open()?;
             let mut connection = database.connection()?;
             let account = accounts::set_password(
                 &mut connection,
@@ -163,8 +153,8 @@ pub fn run(command: UsersCommand) -> anyhow::Result<()> {
 }
 
 /// `adamviz users list`: one line per account, with its roles and state.
-fn list(data_dir: &std::path::Path) -> anyhow::Result<()> {
-    let database = open(data_dir)?;
+fn list(data: &DataDirArg) -> anyhow::Result<()> {
+    let database = data.open()?;
     let connection = database.connection()?;
     for account in accounts::list_accounts(&connection)? {
         println!(

@@ -16,7 +16,6 @@ use crate::{
         execution::ExecutionService,
         runs::{RunContext, RunQueue},
     },
-    store::db::{Database, DATABASE_FILE},
 };
 
 /// Options of `adamviz worker`.
@@ -32,6 +31,9 @@ pub struct WorkerArgs {
     /// The runners, leases and retries.
     #[command(flatten)]
     pub queue: QueueArgs,
+    /// Where the database is.
+    #[command(flatten)]
+    pub database: super::DatabaseArgs,
     /// Where the objects live.
     #[command(flatten)]
     pub objects: super::ObjectsArgs,
@@ -49,18 +51,13 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let mut runner_config = RunnerConfig::new();
     runner_config.isolation = args.isolation;
     let data_dir = args.data_dir.clone();
-    if !data_dir.join(DATABASE_FILE).is_file() {
+    let work_root = runner_config.work_root.clone();
+    let (database_args, objects_args) = (args.database.clone(), args.objects.clone());
+    let (database, objects) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         // A worker joins an installation; it never creates one (a typo would otherwise start
         // an empty queue nobody fills).
-        anyhow::bail!(
-            "{} holds no adamviz installation (no {DATABASE_FILE}): start the server on it first",
-            data_dir.display()
-        );
-    }
-    let work_root = runner_config.work_root.clone();
-    let objects_args = args.objects.clone();
-    let (database, objects) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        let database = Database::open_in(&data_dir)?;
+        let database = database_args.open_existing(&data_dir)?;
+        tracing::info!(database = %database.location().describe(), "database");
         let objects = objects_args.open(&data_dir)?;
         tracing::info!(objects = %objects.describe(), "object store");
         crate::service::startup::remove_leftovers(&objects, &work_root)?;

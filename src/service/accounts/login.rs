@@ -92,7 +92,7 @@ impl LoginAttempt<'_> {
     /// The refusal's row of the security log, in the caller's transaction.
     fn count_in(
         &self,
-        transaction: &Connection,
+        transaction: &impl Sql,
         account_id: Option<i64>,
         detail: &str,
     ) -> Result<(), LoginError> {

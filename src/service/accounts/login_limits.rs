@@ -19,6 +19,7 @@
 //!    share one row per reason and window, under [`UNKNOWN_NAMES`]. An anonymous flood adds a
 //!    bounded number of rows however long it lasts.
 
+use crate::store::sql::Sql;
 use std::{
     collections::{HashMap, HashSet},
     net::IpAddr,
@@ -26,10 +27,7 @@ use std::{
     time::{Duration as StdDuration, Instant},
 };
 
-use crate::store::{
-    db::{Connection, DbError},
-    login_failures as failures,
-};
+use crate::store::{db::DbError, login_failures as failures};
 use chrono::{DateTime, Duration, Utc};
 
 use super::{record_event, timestamp, SecurityEvent, LOCKOUT_WINDOW_MINUTES, MAX_FAILED_LOGINS};
@@ -287,7 +285,7 @@ fn window_start(now: DateTime<Utc>) -> DateTime<Utc> {
 /// window's first. `account_id` is `None` for a name without an account (counted under
 /// [`UNKNOWN_NAMES`]).
 pub fn count_event(
-    connection: &Connection,
+    connection: &impl Sql,
     event: &str,
     account_id: Option<i64>,
     name: &str,
@@ -331,17 +329,12 @@ pub fn count_event(
 
 /// The end of the lockout of `name` for `client` in force at `now`, if any.
 pub fn locked_until(
-    connection: &Connection,
+    connection: &impl Sql,
     name: &str,
     client: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<String>, DbError> {
-    Ok(failures::locked_until(
-        connection,
-        name,
-        client,
-        &timestamp(now),
-    )?)
+    failures::locked_until(connection, name, client, &timestamp(now))
 }
 
 /// Counts a failed login of `name` from `client` at `now` towards its lockout: the
@@ -350,7 +343,7 @@ pub fn locked_until(
 /// end of the lockout it started, if it did. Rows whose window and lockout are both over are
 /// deleted here.
 pub fn count_failure(
-    connection: &Connection,
+    connection: &impl Sql,
     account_id: Option<i64>,
     name: &str,
     client: &str,
@@ -384,8 +377,8 @@ pub fn count_failure(
 }
 
 /// Forgets the failures of `name` from `client` (after a right password from there).
-pub fn clear_failures(connection: &Connection, name: &str, client: &str) -> Result<(), DbError> {
-    Ok(failures::clear(connection, name, client)?)
+pub fn clear_failures(connection: &impl Sql, name: &str, client: &str) -> Result<(), DbError> {
+    failures::clear(connection, name, client)
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ impl PgConnection {
     }
 
     /// Begins a transaction, serialized with every other (see the module documentation).
-    pub fn transaction(&mut self) -> Result<PgTransaction<'_>, SqlError> {
+    pub fn transaction(&self) -> Result<PgTransaction<'_>, SqlError> {
         self.batch_execute(&format!(
             "BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK})"
         ))?;
@@ -206,7 +206,7 @@ impl Sql for PgConnection {
 /// A transaction on a [`PgConnection`]: committed by [`PgTransaction::commit`], rolled back
 /// when dropped without.
 pub struct PgTransaction<'a> {
-    connection: &'a mut PgConnection,
+    connection: &'a PgConnection,
     open: bool,
 }
 
@@ -393,14 +393,70 @@ pub enum MigrationError {
         /// The unknown version.
         version: i64,
     },
+    /// A reader found the schema not yet applied.
+    #[error("the PostgreSQL database lacks schema migration {version} ({name}): it is not (yet) an adamviz database; `adamviz serve --database …` or `adamviz migrate` creates the schema")]
+    Missing {
+        /// The first missing version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+    },
     /// Reading or recording the applied migrations failed.
     #[error(transparent)]
     Sql(#[from] SqlError),
 }
 
+/// Checks, changing nothing, that this database has exactly this build's schema (a reader
+/// that must not migrate: `adamviz ledger verify`).
+pub fn check_schema(connection: &PgConnection) -> Result<(), MigrationError> {
+    let recorded = connection.query_opt(
+        "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'",
+        &[],
+    )?;
+    let applied: Vec<(i64, String)> = match recorded {
+        None => Vec::new(),
+        Some(_) => connection
+            .query(
+                "SELECT version, sha256 FROM schema_migrations ORDER BY version",
+                &[],
+            )?
+            .iter()
+            .map(|row| Ok((row.get(0)?, row.get(1)?)))
+            .collect::<Result<_, SqlError>>()?,
+    };
+    check_applied(MIGRATIONS, &applied).map_err(mismatch_error)?;
+    match MIGRATIONS
+        .iter()
+        .find(|(version, _, _)| !applied.iter().any(|(v, _)| v == version))
+    {
+        Some((version, name, _)) => Err(MigrationError::Missing {
+            version: *version,
+            name,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn mismatch_error(mismatch: AppliedMismatch) -> MigrationError {
+    match mismatch {
+        AppliedMismatch::Unknown(version) => MigrationError::Unknown { version },
+        AppliedMismatch::Changed {
+            version,
+            name,
+            applied,
+            built,
+        } => MigrationError::Changed {
+            version,
+            name,
+            applied,
+            built,
+        },
+    }
+}
+
 /// Applies the migrations this database lacks, in one transaction under the migration lock (so
 /// that nodes starting at once apply each exactly once), after checking those applied.
-pub fn migrate(connection: &mut PgConnection) -> Result<(), MigrationError> {
+pub fn migrate(connection: &PgConnection) -> Result<(), MigrationError> {
     connection.batch_execute(&format!(
         "BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK});
          CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -422,20 +478,7 @@ pub fn migrate(connection: &mut PgConnection) -> Result<(), MigrationError> {
         .iter()
         .map(|row| Ok((row.get(0)?, row.get(1)?)))
         .collect::<Result<_, SqlError>>()?;
-    check_applied(MIGRATIONS, &applied).map_err(|mismatch| match mismatch {
-        AppliedMismatch::Unknown(version) => MigrationError::Unknown { version },
-        AppliedMismatch::Changed {
-            version,
-            name,
-            applied,
-            built,
-        } => MigrationError::Changed {
-            version,
-            name,
-            applied,
-            built,
-        },
-    })?;
+    check_applied(MIGRATIONS, &applied).map_err(mismatch_error)?;
     for (version, name, sql) in MIGRATIONS {
         if applied.iter().any(|(v, _)| v == version) {
             continue;
