@@ -612,7 +612,7 @@ async fn the_history_pages_and_filters_many_revisions_and_names_approvers() {
     let attempt = latest_attempt(&connection, &approved).unwrap().unwrap();
     let copies = 400;
     fill_history(
-        connection.as_sqlite_mut().unwrap(),
+        &mut connection,
         (&approved, attempt.id.as_str()),
         &draft,
         copies,

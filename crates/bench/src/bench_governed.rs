@@ -50,6 +50,17 @@ pub(super) struct GovernedFixture {
 impl GovernedFixture {
     /// Reads `data`, confirms the proposed spec for `question` and opens a fresh service.
     pub fn new(data: &std::path::Path, question: &str) -> anyhow::Result<Self> {
+        Self::new_on(data, question, None, None)
+    }
+
+    /// [`GovernedFixture::new`] on the database and objects named (`postgres://…`,
+    /// `s3://…`; the fresh data directory's own without them).
+    pub fn new_on(
+        data: &std::path::Path,
+        question: &str,
+        database: Option<&str>,
+        objects: Option<&str>,
+    ) -> anyhow::Result<Self> {
         // Mapped, as uploads are read: the file is never copied whole into memory.
         let bytes = adamviz::ingest::MappedFile::open(data)?;
         let content_hash =
@@ -64,11 +75,11 @@ impl GovernedFixture {
             size: bytes.len() as u64,
         };
         let work = tempfile::tempdir()?;
-        let database = Database::open_in(work.path())?;
+        let database = Database::open_at(work.path(), database)?;
         let mut config = RunnerConfig::new();
         config.work_root = work.path().join("runs");
         // The dataset's raw bytes are in the store, as an upload's are.
-        let objects = ObjectStore::open(work.path())?;
+        let objects = ObjectStore::open_shared(work.path(), objects)?;
         objects.put(&bytes, adamviz::service::upload::DEFAULT_UPLOAD_LIMIT)?;
         let service = ExecutionService::new(database, objects, Arc::new(Runner::new(config)));
         Ok(Self {

@@ -78,10 +78,7 @@ fn copy_revisions(
             })
             .collect::<Result<_, serde_json::Error>>()?;
     let per_revision = templates.len();
-    let sqlite = connection
-        .as_sqlite()
-        .context("the ledger benchmark fills a SQLite store")?;
-    let (author, created_at) = copies::author_and_creation(sqlite, revision_id)?;
+    let (author, created_at) = copies::author_and_creation(connection, revision_id)?;
     let started = Instant::now();
     let mut bytes = 0usize;
     for chunk in (1..revisions).collect::<Vec<_>>().chunks(500) {
@@ -100,9 +97,7 @@ fn copy_revisions(
                 copies.insert(original_hash.clone(), appended.record_hash);
             }
             copy_rows(
-                transaction
-                    .as_sqlite()
-                    .context("the ledger benchmark fills a SQLite store")?,
+                &transaction,
                 (revision_id.as_str(), attempt_id.as_str()),
                 (&revision, &attempt),
                 &copies,

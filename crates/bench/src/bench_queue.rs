@@ -1,6 +1,8 @@
 //! `adamviz-bench queue`: governed runs per minute through the durable run queue on the
-//! embedded default (SQLite, local objects, the server's own runners), against the machine's
-//! physical limit: the same compiled script run with bare `Rscript --vanilla`, as many at a
+//! embedded default (SQLite, local objects, the server's own runners) or, with `--database`,
+//! `--objects` and `--workers`, on PostgreSQL and an S3 bucket with `adamviz worker` processes
+//! taking the runs (the press only records them, as a server started with `--runners 0` does),
+//! against the machine's physical limit: the same compiled script run with bare `Rscript --vanilla`, as many at a
 //! time as there are runners. N Draft revisions of the pilot's ALT spec are made first; then N
 //! simulated users press Run at the same moment (each on its own revision, through
 //! `service::runs::start_run`, what the web's server function calls — not over HTTP), and the
@@ -47,18 +49,86 @@ pub struct QueueBenchArgs {
     /// The Rscript executable for the bare runs.
     #[arg(long, default_value = "Rscript")]
     pub rscript: PathBuf,
+    /// The database (`postgres://…`; default: a fresh SQLite file).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// The objects (`s3://…`, credentials from the AWS variables; default: a local folder).
+    #[arg(long)]
+    pub objects: Option<String>,
+    /// `adamviz worker` processes that take the runs, each with one runner (0: this process's
+    /// own runners take them, as `adamviz serve`'s do).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
+    /// The `adamviz` executable the workers run (default: the one beside this benchmark).
+    #[arg(long)]
+    pub adamviz: Option<PathBuf>,
+}
+
+/// Worker processes, killed when the benchmark ends.
+struct Workers(Vec<std::process::Child>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn start_workers(args: &QueueBenchArgs, work: &Path) -> anyhow::Result<Workers> {
+    let adamviz = match &args.adamviz {
+        Some(path) => path.clone(),
+        None => std::env::current_exe()?.with_file_name("adamviz"),
+    };
+    let mut workers = Workers(Vec::new());
+    for n in 0..args.workers {
+        let dir = work.join(format!("worker-{n}"));
+        std::fs::create_dir_all(&dir)?;
+        let mut command = std::process::Command::new(&adamviz);
+        command
+            .args(["worker", "--runners", "1", "--data-dir"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(database) = &args.database {
+            command.args(["--database", database]);
+        }
+        if let Some(objects) = &args.objects {
+            command.args(["--objects", objects]);
+        }
+        workers.0.push(
+            command
+                .spawn()
+                .with_context(|| format!("cannot start {}", adamviz.display()))?,
+        );
+    }
+    Ok(workers)
 }
 
 /// Runs `adamviz-bench queue`.
 pub async fn run_queue_bench(args: QueueBenchArgs) -> anyhow::Result<()> {
-    let fixture = GovernedFixture::new(&args.data, &args.question)?;
-    let runners = args
-        .runners
-        .unwrap_or_else(|| QueueSettings::default().local_runners);
+    anyhow::ensure!(
+        args.workers == 0 || args.database.is_some(),
+        "--workers share the database with this process: give --database postgres://…"
+    );
+    let fixture = GovernedFixture::new_on(
+        &args.data,
+        &args.question,
+        args.database.as_deref(),
+        args.objects.as_deref(),
+    )?;
+    let runners = match args.workers {
+        0 => args
+            .runners
+            .unwrap_or_else(|| QueueSettings::default().local_runners),
+        workers => workers,
+    };
     let queue = Arc::new(RunQueue::new(QueueSettings {
-        local_runners: runners,
+        local_runners: if args.workers > 0 { 0 } else { runners },
         ..QueueSettings::default()
     }));
+    let _workers = start_workers(&args, fixture.work.path())?;
     let context = RunContext {
         execution: fixture.service.clone().observed_by(queue.observer()),
         queue,
@@ -77,11 +147,17 @@ pub async fn run_queue_bench(args: QueueBenchArgs) -> anyhow::Result<()> {
             .await?;
         revisions.push(made.revision.id);
     }
+    let layout = match args.workers {
+        0 => format!("{runners} runners in this process"),
+        n => format!("{n} adamviz worker processes, one runner each"),
+    };
     println!(
-        "adamviz-bench queue: {} — {:?}: {} users press Run at once, {runners} runners",
+        "adamviz-bench queue: {} — {:?}: {} users press Run at once, {layout}; database {}, objects {}",
         args.data.display(),
         args.question,
-        args.users
+        args.users,
+        fixture.service.database().location().describe(),
+        args.objects.as_deref().unwrap_or("a local folder")
     );
     let queued = governed_minutes(&context, &revisions).await?;
     let bare = bare_minutes(&args, &fixture, runners, fixture.work.path())?;
@@ -90,7 +166,7 @@ pub async fn run_queue_bench(args: QueueBenchArgs) -> anyhow::Result<()> {
     println!("| runs | wall time | runs per minute |");
     println!("|---|---|---|");
     println!(
-        "| {} governed through the queue ({runners} runners; confirm → Verified, evidence, bundle) | {:.1} s | {queued_rate:.1} |",
+        "| {} governed through the queue ({layout}; confirm → Verified, evidence, bundle) | {:.1} s | {queued_rate:.1} |",
         args.users,
         queued * 60.0
     );

@@ -54,6 +54,12 @@ pub struct WebBenchArgs {
     /// Revisions in the history the history pages are timed over.
     #[arg(long, default_value_t = 10_000)]
     pub history: usize,
+    /// The database (`postgres://…`, an empty one; default: a fresh SQLite file).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// The objects (`s3://…`, credentials from the AWS variables; default: a local folder).
+    #[arg(long)]
+    pub objects: Option<String>,
 }
 
 const PASSWORD: &str = "a long enough password";
@@ -186,9 +192,11 @@ pub async fn run_web_bench(args: WebBenchArgs) -> anyhow::Result<()> {
     let (addr, cookie) = bench.serve().await?;
     let probes = probes(&bench.summary.content_hash, &cookie, &verified);
     println!(
-        "adamviz-bench web: {} requests per figure over HTTP/1.1 on loopback, a logged-in session, {} build",
+        "adamviz-bench web: {} requests per figure over HTTP/1.1 on loopback, a logged-in session, {} build; database {}, objects {}",
         args.requests,
-        if cfg!(debug_assertions) { "DEBUG" } else { "release" }
+        if cfg!(debug_assertions) { "DEBUG" } else { "release" },
+        bench.database.location().describe(),
+        args.objects.as_deref().unwrap_or("a local folder")
     );
     for probe in &probes {
         time_the_probe(addr, probe, &args).await?;
@@ -215,8 +223,8 @@ impl Installation {
     /// A fresh installation in `dir` with one author and `args.file` uploaded as an upload is.
     async fn open(args: &WebBenchArgs, dir: &Path) -> anyhow::Result<Self> {
         let config = ServeConfig::load(Path::new("Leptos.toml"), None, dir.join("data"))?;
-        let database = Database::open_in(&config.data_dir)?;
-        let objects = ObjectStore::open(&config.data_dir)?;
+        let database = Database::open_at(&config.data_dir, args.database.as_deref())?;
+        let objects = ObjectStore::open_shared(&config.data_dir, args.objects.as_deref())?;
         let account = {
             let mut connection = database.connection()?;
             accounts::create_account(
@@ -360,9 +368,7 @@ impl Installation {
                 .ok_or_else(|| anyhow::anyhow!("the verified revision has no attempt"))?;
             let started = Instant::now();
             adamviz::store::copies::fill_history(
-                connection
-                    .as_sqlite_mut()
-                    .ok_or_else(|| anyhow::anyhow!("the history is filled in a SQLite store"))?,
+                &mut connection,
                 (verified, attempt.id.as_str()),
                 &draft,
                 history,

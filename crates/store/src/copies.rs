@@ -9,12 +9,15 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params, Connection};
+
 use serde_json::Value;
 
 use crate::{
+    db::Connection,
     domain::ids::RevisionId,
     ledger::{append_record, records_about, AppendError},
+    sql::{Sql, SqlError},
+    sql_params,
 };
 
 /// Why a copy failed.
@@ -22,10 +25,7 @@ use crate::{
 pub enum CopyError {
     /// The database.
     #[error(transparent)]
-    Database(#[from] rusqlite::Error),
-    /// The database, through the SQL seam.
-    #[error(transparent)]
-    Sql(#[from] crate::sql::SqlError),
+    Sql(#[from] SqlError),
     /// A stored record is not JSON.
     #[error("a stored record is not JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -36,14 +36,14 @@ pub enum CopyError {
 
 /// The author name and creation time of revision `id`.
 pub fn author_and_creation(
-    connection: &Connection,
+    connection: &impl Sql,
     id: &RevisionId,
-) -> Result<(String, String), rusqlite::Error> {
-    connection.query_row(
+) -> Result<(String, String), SqlError> {
+    let row = connection.query_one(
         "SELECT author_name, created_at FROM revisions WHERE id = ?1",
-        [id.as_str()],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )
+        sql_params![id.as_str()],
+    )?;
+    Ok((row.get(0)?, row.get(1)?))
 }
 
 /// `value` with every `revision_id` and `attempt_id` field, at any depth, replaced, and every
@@ -87,7 +87,7 @@ pub fn with_ids(
 /// copied for `copy`, with the copy's records' hashes (`copies`), its author and creation time
 /// (`made`: the author its creation record names, and when).
 pub fn copy_rows(
-    transaction: &Connection,
+    transaction: &impl Sql,
     original: (&str, &str),
     copy: (&str, &str),
     copies: &HashMap<String, String>,
@@ -96,18 +96,19 @@ pub fn copy_rows(
     let (original_revision, original_attempt) = original;
     let (revision, attempt) = copy;
     let mapped = |hash: String| copies.get(&hash).cloned().unwrap_or(hash);
-    let request_hash: String = transaction.query_row(
-        "SELECT request_hash FROM revisions WHERE id = ?1",
-        [original_revision],
-        |row| row.get(0),
-    )?;
+    let request_hash: String = transaction
+        .query_one(
+            "SELECT request_hash FROM revisions WHERE id = ?1",
+            sql_params![original_revision],
+        )?
+        .get(0)?;
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash, snapshot_id,
                                 snapshot_hash, request_hash, created_at, inputs, author_name)
          SELECT ?2, spec_hash, 'draft', 1, script_hash, snapshot_id, snapshot_hash, ?3,
                 ?5, inputs, ?4
          FROM revisions WHERE id = ?1",
-        params![
+        sql_params![
             original_revision,
             revision,
             mapped(request_hash),
@@ -120,13 +121,13 @@ pub fn copy_rows(
                                owner, lease_until)
          SELECT ?2, ?3, fingerprint, 1, 'active', started_at, owner, lease_until
          FROM attempts WHERE id = ?1",
-        params![original_attempt, attempt, revision],
+        sql_params![original_attempt, attempt, revision],
     )?;
-    let (verification_hash, record_hash): (String, String) = transaction.query_row(
+    let row = transaction.query_one(
         "SELECT verification_hash, record_hash FROM artifact_bundles WHERE revision_id = ?1",
-        [original_revision],
-        |row| Ok((row.get(0)?, row.get(1)?)),
+        sql_params![original_revision],
     )?;
+    let (verification_hash, record_hash): (String, String) = (row.get(0)?, row.get(1)?);
     transaction.execute(
         "INSERT INTO artifact_bundles (revision_id, attempt_id, script_hash, png_hash,
                 statistics_hash, environment_hash, snapshot_id, verification_hash, record_hash,
@@ -134,7 +135,7 @@ pub fn copy_rows(
          SELECT ?2, ?3, script_hash, png_hash, statistics_hash, environment_hash, snapshot_id,
                 ?4, ?5, accepted_at
          FROM artifact_bundles WHERE revision_id = ?1",
-        params![
+        sql_params![
             original_revision,
             revision,
             attempt,
@@ -145,14 +146,14 @@ pub fn copy_rows(
     transaction.execute(
         "UPDATE attempts SET state = 'succeeded', ended_at = (SELECT ended_at FROM attempts WHERE id = ?1)
          WHERE id = ?2",
-        params![original_attempt, attempt],
+        sql_params![original_attempt, attempt],
     )?;
     transaction.execute(
         "UPDATE revisions SET status = 'verified', version = 2,
                 pending_image_hash = (SELECT pending_image_hash FROM revisions WHERE id = ?1),
                 pending_analytical_hash = (SELECT pending_analytical_hash FROM revisions WHERE id = ?1)
          WHERE id = ?2",
-        params![original_revision, revision],
+        sql_params![original_revision, revision],
     )?;
     Ok(())
 }
@@ -162,7 +163,7 @@ pub const AUTHORS: usize = 5;
 
 type Template = Vec<(String, String, serde_json::Map<String, Value>)>;
 
-fn template(connection: &Connection, id: &RevisionId) -> Result<Template, CopyError> {
+fn template(connection: &impl Sql, id: &RevisionId) -> Result<Template, CopyError> {
     records_about(connection, id)?
         .into_iter()
         .map(|stored| {
@@ -178,7 +179,7 @@ fn template(connection: &Connection, id: &RevisionId) -> Result<Template, CopyEr
 /// Appends the records of `template` for `revision`/`attempt` (its creation record naming
 /// `author`), keeping those `keep` accepts; the map of original to copied record hashes.
 fn copy_records(
-    transaction: &Connection,
+    transaction: &impl Sql,
     template: &Template,
     (revision, attempt): (&str, &str),
     author: (i64, &str),
@@ -249,12 +250,17 @@ pub fn fill_history(
         }
         transaction.commit()?;
     }
+    if connection.dialect() == crate::sql::Dialect::Postgres {
+        // What autovacuum does within a minute of a bulk load: the visibility map and the
+        // statistics the planner and index-only scans rely on.
+        connection.execute("VACUUM ANALYZE", &[])?;
+    }
     Ok(())
 }
 
 /// One copy of the Draft revision `draft`: its records, then its row naming the copied request.
 fn copy_draft(
-    transaction: &Connection,
+    transaction: &impl Sql,
     records: &Template,
     draft: &RevisionId,
     (revision, attempt): (&str, &str),
@@ -268,11 +274,12 @@ fn copy_draft(
         (author_id, author),
         |_, _| true,
     )?;
-    let request: String = transaction.query_row(
-        "SELECT request_hash FROM revisions WHERE id = ?1",
-        [draft.as_str()],
-        |row| row.get(0),
-    )?;
+    let request: String = transaction
+        .query_one(
+            "SELECT request_hash FROM revisions WHERE id = ?1",
+            sql_params![draft.as_str()],
+        )?
+        .get(0)?;
     transaction.execute(
         "INSERT INTO revisions (id, spec_hash, status, version, script_hash,
                 snapshot_id, snapshot_hash, request_hash, created_at, inputs,
@@ -280,7 +287,7 @@ fn copy_draft(
          SELECT ?2, spec_hash, 'draft', 1, script_hash, snapshot_id,
                 snapshot_hash, ?3, ?4, inputs, ?5
          FROM revisions WHERE id = ?1",
-        params![
+        sql_params![
             draft.as_str(),
             revision,
             copies.get(&request).cloned().unwrap_or(request),
@@ -294,7 +301,7 @@ fn copy_draft(
 /// One copy of the Approved revision `approved` (with its attempt): Verified, or with `approve`
 /// Approved with its signature and the signing event the audit replays.
 fn copy_verified(
-    transaction: &Connection,
+    transaction: &impl Sql,
     records: &Template,
     approved: (&RevisionId, &str),
     (revision, attempt): (&str, &str),
@@ -322,7 +329,7 @@ fn copy_verified(
     if approve {
         transaction.execute(
             "UPDATE revisions SET status = 'approved', version = 3 WHERE id = ?1",
-            [revision],
+            sql_params![revision],
         )?;
         // The copied approval's signing event, as the signing path writes it (the audit
         // replays every approval against the security log).
@@ -330,11 +337,11 @@ fn copy_verified(
             "INSERT INTO security_events
                  (at, event, account_id, account_name, outcome, detail)
              SELECT at, event, account_id, account_name, outcome,
-                    ?2 || substr(detail, length(?1) + 1)
+                    CAST(?2 AS TEXT) || substr(detail, length(CAST(?1 AS TEXT)) + 1)
              FROM security_events
              WHERE event = 'signing' AND outcome = 'success'
-               AND detail LIKE ?1 || ': approved%'",
-            [approved.0.as_str(), revision],
+               AND detail LIKE CAST(?1 AS TEXT) || ': approved%'",
+            sql_params![approved.0.as_str(), revision],
         )?;
     }
     Ok(())

@@ -531,8 +531,17 @@ impl r2d2::ManageConnection for PgManager {
         PgConnection::connect(&self.url, Arc::clone(&self.driver))
     }
 
+    /// Checked at every checkout without a round trip: a connection the server closed (a
+    /// restart, a terminated backend) is known closed as soon as its socket is, and is replaced;
+    /// a query each time would cost every request a round trip per database call.
     fn is_valid(&self, connection: &mut PgConnection) -> Result<(), SqlError> {
-        connection.batch_execute("")
+        if connection.is_closed() {
+            Err(SqlError::Pool(
+                "the server closed this connection".to_owned(),
+            ))
+        } else {
+            Ok(())
+        }
     }
 
     fn has_broken(&self, connection: &mut PgConnection) -> bool {
