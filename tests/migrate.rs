@@ -24,15 +24,7 @@ use s3_server::S3Server;
 use sha2::{Digest, Sha256};
 
 fn adamviz(args: &[&str], data: &Path) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_adamviz"));
-    command
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("ADAMVIZ_DATA_DIR", data);
-    for (name, value) in S3Server::environment() {
-        command.env(name, value);
-    }
-    command.output().unwrap()
+    cli::adamviz_with(args, data, &S3Server::environment())
 }
 
 const DATA_FILE: &str = "../shared/data/adlbc.xpt";
@@ -173,28 +165,8 @@ fn an_installation_moves_to_postgresql_and_s3_verified_on_both_sides_and_the_old
         .concat(),
         &node,
     ));
-    let shown = cli::ok(adamviz(&["key", "show"], &node));
-    let public_key = shown
-        .lines()
-        .find_map(|line| line.strip_prefix("public key"))
-        .unwrap()
-        .trim();
-    let trusted = dir.path().join("key.pub");
-    std::fs::write(&trusted, public_key).unwrap();
-    let validated = cli::ok(adamviz(
-        &[
-            "evidence",
-            "validate",
-            bundle.to_str().unwrap(),
-            "--trusted-key",
-            trusted.to_str().unwrap(),
-        ],
-        &node,
-    ));
-    assert!(
-        validated.lines().last().unwrap().starts_with("PASS: "),
-        "{validated}"
-    );
+    let trusted = cli::trusted_key_of(&node, dir.path());
+    cli::assert_bundle_passes(&bundle, &trusted, &node);
 
     // The moved installation goes on: a new run appends to the moved chain.
     let second = "AST over time by arm";

@@ -21,7 +21,7 @@ mod server_process;
 use std::{
     path::Path,
     process::{Child, Command, Stdio},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use adamviz::{
@@ -36,7 +36,7 @@ use adamviz::{
     },
 };
 use s3_server::S3Server;
-use server_process::{add_author_to, Server, PASSWORD};
+use server_process::{add_author_to, wait_for, Server, PASSWORD};
 
 const RUNS: usize = 20;
 
@@ -64,30 +64,6 @@ fn worker(data_dir: &Path, shared: &[&str]) -> Worker {
             .spawn()
             .expect("adamviz worker starts"),
     )
-}
-
-fn press_run(server: &Server, cookie: &str, id: &RevisionId, key: &str) {
-    let origin = format!("http://{}", server.addr);
-    let (status, _, body) = server.request(
-        "POST",
-        "/api/revisions/run",
-        &[
-            ("Origin", &origin),
-            ("Cookie", cookie),
-            ("Content-Type", "application/x-www-form-urlencoded"),
-            ("Accept", "application/json"),
-        ],
-        &format!("revision_id={id}&idempotency_key={key}"),
-    );
-    assert_eq!(status, 200, "Run on {id} through {}: {body}", server.addr);
-}
-
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]
@@ -142,7 +118,7 @@ fn two_nodes_and_two_workers_on_postgresql_and_s3_finish_every_run_through_sigki
         } else {
             (&b, &cookie_b)
         };
-        press_run(server, cookie, id, &format!("press-{n:04}"));
+        server.press_run(cookie, id, &format!("press-{n:04}"));
     }
 
     // Worker 1 killed while R runs one of them.
@@ -203,14 +179,7 @@ fn two_nodes_and_two_workers_on_postgresql_and_s3_finish_every_run_through_sigki
     assert!(page.contains("Verified"), "{page}");
 
     // Every bundle validates under the installation key; the audit passes; no fork.
-    let shown = cli::ok(cli::adamviz(&["key", "show"], &node_b));
-    let public_key = shown
-        .lines()
-        .find_map(|line| line.strip_prefix("public key"))
-        .unwrap()
-        .trim();
-    let trusted = root.path().join("installation-key.pub");
-    std::fs::write(&trusted, public_key).unwrap();
+    let trusted = cli::trusted_key_of(&node_b, root.path());
     for id in &ids {
         let bundle = root.path().join(format!("{id}.zip"));
         let export = [
@@ -225,20 +194,7 @@ fn two_nodes_and_two_workers_on_postgresql_and_s3_finish_every_run_through_sigki
         ]
         .concat();
         cli::ok(cli::adamviz(&export, &node_b));
-        let validated = cli::ok(cli::adamviz(
-            &[
-                "evidence",
-                "validate",
-                bundle.to_str().unwrap(),
-                "--trusted-key",
-                trusted.to_str().unwrap(),
-            ],
-            &node_b,
-        ));
-        assert!(
-            validated.lines().last().unwrap().starts_with("PASS: "),
-            "{id}: {validated}"
-        );
+        cli::assert_bundle_passes(&bundle, &trusted, &node_b);
     }
     let audit = cli::ok(cli::adamviz(
         &[&["ledger", "verify"][..], &shared[..]].concat(),

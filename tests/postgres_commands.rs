@@ -16,22 +16,15 @@ mod s3_server;
 
 use std::{
     io::Write,
+    path::Path,
     process::{Command, Stdio},
 };
 
 use s3_server::S3Server;
 
 /// `adamviz ARGS…` with the S3 server's credentials in the environment.
-fn adamviz(args: &[&str], data: &std::path::Path) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_adamviz"));
-    command
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("ADAMVIZ_DATA_DIR", data);
-    for (name, value) in S3Server::environment() {
-        command.env(name, value);
-    }
-    command.output().unwrap()
+fn adamviz(args: &[&str], data: &Path) -> std::process::Output {
+    cli::adamviz_with(args, data, &S3Server::environment())
 }
 
 #[test]
@@ -149,28 +142,8 @@ fn the_governed_flow_runs_on_postgresql_and_s3_from_the_command_line() {
         ],
         &data,
     ));
-    let key = cli::ok(adamviz(&["key", "show"], &data));
-    let public_key = key
-        .lines()
-        .find_map(|line| line.strip_prefix("public key"))
-        .unwrap()
-        .trim();
-    let key_file = dir.path().join("installation-key.pub");
-    std::fs::write(&key_file, public_key).unwrap();
-    let validated = cli::ok(adamviz(
-        &[
-            "evidence",
-            "validate",
-            bundle.to_str().unwrap(),
-            "--trusted-key",
-            key_file.to_str().unwrap(),
-        ],
-        &data,
-    ));
-    assert!(
-        validated.lines().last().unwrap().starts_with("PASS: "),
-        "{validated}"
-    );
+    let trusted = cli::trusted_key_of(&data, dir.path());
+    cli::assert_bundle_passes(&bundle, &trusted, &data);
 
     // What the audit read, it read without writing: the chain on the server is as the run left
     // it (one more audit, same head).

@@ -13,10 +13,7 @@ mod flow_server;
 #[path = "support/server_process.rs"]
 mod server_process;
 
-use std::{
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::{process::Command, time::Duration};
 
 use adamviz::{
     domain::{
@@ -33,23 +30,6 @@ use server_process::*;
 
 const BURST: usize = 4;
 
-/// Presses Run on `id` through the run server function, as the revision page's form does.
-fn press_run(server: &Server, cookie: &str, id: &RevisionId, key: &str) {
-    let origin = format!("http://{}", server.addr);
-    let (status, _, body) = server.request(
-        "POST",
-        "/api/revisions/run",
-        &[
-            ("Origin", &origin),
-            ("Cookie", cookie),
-            ("Content-Type", "application/x-www-form-urlencoded"),
-            ("Accept", "application/json"),
-        ],
-        &format!("revision_id={id}&idempotency_key={key}"),
-    );
-    assert_eq!(status, 200, "Run on {id}: {body}");
-}
-
 /// A child process killed when the test ends, also when it fails (a worker left behind would
 /// poll a removed data directory for ever).
 struct KillOnDrop(std::process::Child);
@@ -58,14 +38,6 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -83,7 +55,7 @@ fn runs_accepted_before_a_sigkill_end_verified_after_the_restart_without_a_new_p
     let server = Server::start(data_dir, &["--runners", "1"]);
     let cookie = server.login("ann", PASSWORD);
     for (n, id) in ids.iter().enumerate() {
-        press_run(&server, &cookie, id, &format!("burst-{n:04}"));
+        server.press_run(&cookie, id, &format!("burst-{n:04}"));
     }
     let connection = fixture.database.connection().unwrap();
     wait_for("the first run in R", Duration::from_secs(120), || {
@@ -158,7 +130,7 @@ fn a_server_stopped_with_sigterm_gives_its_run_back_without_using_up_a_try() {
     add_author(data_dir, "ann");
     let server = Server::start(data_dir, &["--runners", "1"]);
     let cookie = server.login("ann", PASSWORD);
-    press_run(&server, &cookie, &id, "stopped-0001");
+    server.press_run(&cookie, &id, "stopped-0001");
     let connection = fixture.database.connection().unwrap();
     wait_for("the run in R", Duration::from_secs(120), || {
         open_request(&connection, &id)
@@ -205,7 +177,7 @@ fn a_server_that_only_serves_leaves_runs_queued_and_a_worker_process_runs_them()
     let server = Server::start(data_dir, &["--runners", "0"]);
     let cookie = server.login("ann", PASSWORD);
     for (n, id) in ids.iter().enumerate() {
-        press_run(&server, &cookie, id, &format!("worker-{n:04}"));
+        server.press_run(&cookie, id, &format!("worker-{n:04}"));
     }
     // Nobody takes them: they wait, in order, and the status the page reads says so.
     std::thread::sleep(Duration::from_millis(1500));

@@ -266,26 +266,6 @@ fn the_governed_flow_keeps_its_objects_in_the_bucket_and_checks_them_from_there(
         ],
         &data,
     ));
-    let shown = cli::ok(cli::adamviz(&["key", "show"], &data));
-    let public_key = shown
-        .lines()
-        .find_map(|line| line.strip_prefix("public key"))
-        .unwrap()
-        .trim();
-    let key_file = dir.path().join("installation-key.pub");
-    std::fs::write(&key_file, public_key).unwrap();
-    let validated = cli::ok(cli::adamviz(
-        &[
-            "evidence",
-            "validate",
-            bundle.to_str().unwrap(),
-            "--trusted-key",
-            key_file.to_str().unwrap(),
-        ],
-        &data,
-    ));
-    assert!(
-        validated.lines().last().unwrap().starts_with("PASS: "),
-        "{validated}"
-    );
+    let trusted = cli::trusted_key_of(&data, dir.path());
+    cli::assert_bundle_passes(&bundle, &trusted, &data);
 }

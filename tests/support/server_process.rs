@@ -210,6 +210,34 @@ pub fn add_author_to(
     .unwrap();
 }
 
+impl Server {
+    /// Presses Run on `id` through the run server function, as the revision page's form does.
+    pub fn press_run(&self, cookie: &str, id: &adamviz::domain::ids::RevisionId, key: &str) {
+        let origin = format!("http://{}", self.addr);
+        let (status, _, body) = self.request(
+            "POST",
+            "/api/revisions/run",
+            &[
+                ("Origin", &origin),
+                ("Cookie", cookie),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Accept", "application/json"),
+            ],
+            &format!("revision_id={id}&idempotency_key={key}"),
+        );
+        assert_eq!(status, 200, "Run on {id} through {}: {body}", self.addr);
+    }
+}
+
+/// Waits until `done`, failing the test after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -270,6 +270,14 @@ impl DatabaseLocation {
         Ok(Self::Postgres(given.to_owned()))
     }
 
+    /// The error of a pool that could not give a connection to this database.
+    fn pool_error(&self) -> impl Fn(r2d2::Error) -> DatabaseError + '_ {
+        |source| DatabaseError::Pool {
+            database: self.describe(),
+            source,
+        }
+    }
+
     /// How it is named in messages and logs: a password is never shown.
     pub fn describe(&self) -> String {
         match self {
@@ -364,10 +372,7 @@ impl Database {
             .min_idle(Some(1))
             .connection_timeout(std::time::Duration::from_secs(10))
             .build(manager)
-            .map_err(|source| DatabaseError::Pool {
-                database: location.describe(),
-                source,
-            })?;
+            .map_err(location.pool_error())?;
         let database = Self {
             pool: Pool::Postgres(pool),
             location,
@@ -399,10 +404,7 @@ impl Database {
             .max_size(8)
             .min_idle(Some(1))
             .build(manager)
-            .map_err(|source| DatabaseError::Pool {
-                database: location.describe(),
-                source,
-            })?;
+            .map_err(location.pool_error())?;
         let database = Self {
             pool: Pool::Sqlite(pool),
             location,
@@ -426,10 +428,7 @@ impl Database {
 
     /// A connection from the pool (blocking code only).
     pub fn connection(&self) -> Result<Connection, DatabaseError> {
-        let failed = |source| DatabaseError::Pool {
-            database: self.location.describe(),
-            source,
-        };
+        let failed = self.location.pool_error();
         Ok(match &self.pool {
             Pool::Sqlite(pool) => Connection::Sqlite(pool.get().map_err(failed)?),
             Pool::Postgres(pool) => Connection::Postgres(pool.get().map_err(failed)?),
@@ -441,10 +440,7 @@ impl Database {
     /// refused on PostgreSQL.
     pub fn sqlite(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, DatabaseError> {
         match &self.pool {
-            Pool::Sqlite(pool) => pool.get().map_err(|source| DatabaseError::Pool {
-                database: self.location.describe(),
-                source,
-            }),
+            Pool::Sqlite(pool) => pool.get().map_err(self.location.pool_error()),
             Pool::Postgres(_) => Err(DatabaseError::Location {
                 given: self.location.describe(),
                 problem: "this is PostgreSQL, not the SQLite file this step works on".to_owned(),
@@ -477,10 +473,7 @@ impl Database {
         let mut connection = self
             .sqlite_pool()
             .get()
-            .map_err(|source| DatabaseError::Pool {
-                database: self.location.describe(),
-                source,
-            })?;
+            .map_err(self.location.pool_error())?;
         // WAL is a property of the file: set once, it holds for every later connection.
         connection.pragma_update(None, "journal_mode", "WAL")?;
         // One IMMEDIATE transaction takes the write lock before the applied list is read, so
