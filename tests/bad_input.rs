@@ -25,12 +25,14 @@ fn small_xpt() -> Vec<u8> {
         row_count: 2,
         columns: vec![
             Column {
+                declared: Default::default(),
                 name: "USUBJID".into(),
                 label: None,
                 format: None,
                 data: ColumnData::Character(vec![Some("S1".into()), Some("S2".into())].into()),
             },
             Column {
+                declared: Default::default(),
                 name: "AVAL".into(),
                 label: None,
                 format: None,
@@ -102,6 +104,7 @@ fn cases() -> Vec<Case> {
         dataset_label: None,
         row_count: 2,
         columns: vec![Column {
+            declared: Default::default(),
             name: "LONG".into(),
             label: None,
             format: None,
@@ -231,12 +234,23 @@ fn cases() -> Vec<Case> {
         case(
             "XPT wrong magic",
             patched(xpt.clone(), 60, b"9"),
-            Expect::Error("not a SAS XPORT v5 file: the first 80 bytes are not the library header record"),
+            Expect::Error("not a SAS XPORT file: the first 80 bytes are not the library header record of version 5 or 8"),
         ),
         case(
-            "XPT version 8",
+            "XPT version 8 library header over version 5 records",
             v8,
-            Expect::Error("SAS XPORT version 8 (LIBV8) is not supported; export the dataset as XPORT version 5"),
+            Expect::Error("SAS XPORT file is corrupt: expected the member header record at byte 240"),
+        ),
+        case(
+            "Dataset-JSON row of the wrong width",
+            concat!(
+                r#"{"datasetJSONCreationDateTime":"2026-12-07T00:00:00","datasetJSONVersion":"1.1.0","itemGroupOID":"IG.ADLB","records":1,"name":"ADLB","label":"Lab","#,
+                r#""columns":[{"itemOID":"IT.A","name":"USUBJID","label":"Subject","dataType":"string"},{"itemOID":"IT.B","name":"AVAL","label":"Value","dataType":"double"}]}"#,
+                "\n[\"01-701-1015\"]\n"
+            )
+            .as_bytes()
+            .to_vec(),
+            Expect::Error("Dataset-JSON row 1 (line 2) has 1 values, but \"columns\" declares 2"),
         ),
         case(
             "XPT unknown variable type",
@@ -271,12 +285,20 @@ fn cases() -> Vec<Case> {
         case(
             "ZIP archive (e.g. XLSX)",
             b"PK\x03\x04rest of a zip".to_vec(),
-            Expect::Error("the upload is a ZIP (or XLSX) file; adamviz reads CSV and SAS XPORT v5 (.xpt)"),
+            Expect::Error("the upload is a ZIP (or XLSX) file; adamviz reads CSV, SAS XPORT (.xpt) and CDISC Dataset-JSON v1.1 (.json, .ndjson, .dsjc)"),
         ),
         case(
             "gzip",
             b"\x1f\x8b\x08\x00".to_vec(),
-            Expect::Error("the upload is a gzip file; adamviz reads CSV and SAS XPORT v5 (.xpt)"),
+            Expect::Error("compressed Dataset-JSON (.dsjc, gzip) cannot be decompressed near line 1: unexpected end of file"),
+        ),
+        case(
+            "a gzipped CSV",
+            adamviz::ingest::dataset_json::writer::compress(
+                b"USUBJID,AVAL\n01-701-1015,1\n",
+                adamviz::ingest::dataset_json::Framing::Gzip,
+            ),
+            Expect::Error("the gzip stream does not hold Dataset-NDJSON (its first byte is not '{'); adamviz reads compressed Dataset-JSON (.dsjc), not other compressed files"),
         ),
         case(
             "quotes, backslashes, newlines, R code and Unicode in names and values",

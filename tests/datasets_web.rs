@@ -334,7 +334,7 @@ async fn refusals_keep_nothing() {
     )
     .await;
     assert_eq!(garbage.status, 422, "{}", garbage.body);
-    assert!(garbage.body.contains("photo.png: the upload is a PNG file; adamviz reads CSV and SAS XPORT v5 (.xpt); no dataset was added"), "{}", garbage.body);
+    assert!(garbage.body.contains("photo.png: the upload is a PNG file; adamviz reads CSV, SAS XPORT (.xpt) and CDISC Dataset-JSON v1.1 (.json, .ndjson, .dsjc); no dataset was added"), "{}", garbage.body);
     let ragged = send(
         &app,
         upload(

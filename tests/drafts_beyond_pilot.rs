@@ -238,12 +238,25 @@ fn qtcf_fridericia_and_bazett_find_their_ecg_parameters() {
     let qtcf = draft(data, "QTcF by visit and arm");
     assert_eq!(qtcf.spec.parameter.as_ref().unwrap().value, "QTCFR");
     assert_eq!(note(&qtcf, "parameter").words, ["qtcf"]);
-    // The triplicates and their average: the average is flagged ANL02FL, which is proposed.
+    // The triplicates and their average: the average is flagged ANL02FL, and that flag is why
+    // it is proposed, under its most telling name (the same records).
     assert_eq!(
         proposed(&qtcf, "records_per_subject_visit").as_deref(),
-        Some("ANL02FL=Y")
+        Some("DTYPE=AVERAGE")
     );
-    // No AVISITN and no TRTAN: first appearance, and the notes say so.
+    let AllowedAnswers::RecordChoice { options } = &qtcf
+        .questions
+        .iter()
+        .find(|q| q.id == "records_per_subject_visit")
+        .unwrap()
+        .allowed
+    else {
+        panic!()
+    };
+    assert_eq!(options[0].answer, "DTYPE=AVERAGE");
+    assert!(options[0].stands_for("ANL02FL=Y"), "{:?}", options[0]);
+    // No AVISITN and no TRTAN: visits in first appearance, arms placebo first and doses
+    // ascending, and the notes say so.
     assert_eq!(
         qtcf.spec.visit.visits,
         ["Baseline", "Week 2", "Week 8", "Week 16"]
@@ -251,9 +264,10 @@ fn qtcf_fridericia_and_bazett_find_their_ecg_parameters() {
     assert!(note(&qtcf, "visits")
         .why
         .contains("order of first appearance"));
-    assert!(note(&qtcf, "treatment_variable")
-        .why
-        .contains("levels in order of first appearance"));
+    assert_eq!(
+        note(&qtcf, "treatment_variable").why,
+        "TRTA: levels with Placebo first, then doses ascending (Low, High): there is no TRTAN and no related order variable"
+    );
     assert!(qtcf.open_questions.is_empty());
     insta::assert_snapshot!("ecg_qtcf", golden(&qtcf));
 

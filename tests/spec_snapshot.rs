@@ -289,30 +289,35 @@ fn generated_table(rows: &[GenRow]) -> Table {
         row_count: rows.len(),
         columns: vec![
             Column {
+                declared: Default::default(),
                 name: "USUBJID".into(),
                 label: None,
                 format: None,
                 data: text(&|r| format!("S{:02}", r.0)),
             },
             Column {
+                declared: Default::default(),
                 name: "PARAMCD".into(),
                 label: None,
                 format: None,
                 data: text(&|_| "ALT".into()),
             },
             Column {
+                declared: Default::default(),
                 name: "TRTA".into(),
                 label: None,
                 format: None,
                 data: text(&|r| arms[r.1 as usize].into()),
             },
             Column {
+                declared: Default::default(),
                 name: "AVISIT".into(),
                 label: None,
                 format: None,
                 data: text(&|r| visits[r.2 as usize].into()),
             },
             Column {
+                declared: Default::default(),
                 name: "AVISITN".into(),
                 label: None,
                 format: None,
@@ -323,6 +328,7 @@ fn generated_table(rows: &[GenRow]) -> Table {
                 ),
             },
             Column {
+                declared: Default::default(),
                 name: "AVAL".into(),
                 label: None,
                 format: None,
@@ -360,6 +366,7 @@ fn permuted(table: &Table, row_order: &[usize], rotate_columns: usize) -> Table 
         .columns
         .iter()
         .map(|c| Column {
+            declared: Default::default(),
             data: match &c.data {
                 ColumnData::Character(v) => {
                     ColumnData::Character(row_order.iter().map(|&i| v.get(i)).collect())

@@ -145,14 +145,21 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
     let applied = connection
         .query_one("SELECT count(*) FROM schema_migrations", &[])
         .unwrap();
-    assert_eq!(applied.get::<i64>(0).unwrap(), 1);
+    // Each migration once: the schema, and Dataset-JSON as a dataset format.
+    assert_eq!(applied.get::<i64>(0).unwrap(), 2);
     let recorded: String = connection
-        .query_one("SELECT sha256 FROM schema_migrations", &[])
+        .query_one(
+            "SELECT sha256 FROM schema_migrations WHERE version = 1",
+            &[],
+        )
         .unwrap()
         .get(0)
         .unwrap();
     connection
-        .execute("UPDATE schema_migrations SET sha256 = 'edited'", &[])
+        .execute(
+            "UPDATE schema_migrations SET sha256 = 'edited' WHERE version = 1",
+            &[],
+        )
         .unwrap();
     let error = migrate(&connection).unwrap_err();
     assert!(
@@ -161,7 +168,7 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
     );
     connection
         .execute(
-            "UPDATE schema_migrations SET sha256 = ?1",
+            "UPDATE schema_migrations SET sha256 = ?1 WHERE version = 1",
             sql_params![recorded],
         )
         .unwrap();

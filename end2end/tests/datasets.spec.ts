@@ -25,7 +25,7 @@ test("an author uploads the pilot with a progress bar and reads its warnings", a
     uploadThroughput: 20 * 1024 * 1024,
   });
   await page.getByLabel(/De-identified/).check();
-  await page.getByLabel("Dataset file (CSV or SAS XPORT v5)").setInputFiles(pilot);
+  await page.getByLabel("Dataset file (CSV, SAS XPORT or Dataset-JSON)").setInputFiles(pilot);
   await page.getByRole("button", { name: "Upload" }).click();
   const bar = page.getByRole("progressbar", { name: "Upload progress" });
   await expect(bar).toBeVisible();
@@ -49,7 +49,7 @@ test("a file that is not a dataset is refused beside the control, and nothing is
   await page.goto("/datasets");
   await hydrated(page);
   await page.getByLabel(/Synthetic/).check();
-  await page.getByLabel("Dataset file (CSV or SAS XPORT v5)").setInputFiles({
+  await page.getByLabel("Dataset file (CSV, SAS XPORT or Dataset-JSON)").setInputFiles({
     name: "notes.png",
     mimeType: "image/png",
     buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
@@ -72,6 +72,49 @@ test("the demo dataset is one click, and the same bytes are one dataset", async 
   await expect(rows).toHaveCount(3); // header, demo, pilot
   await expect(page.getByRole("table")).toContainText(`by ${AUTHOR.name}`);
   await shoot(page, "datasets");
+});
+
+test("a CDISC Dataset-JSON file is read with the labels its metadata gives", async ({ page }) => {
+  const columns = [
+    { itemOID: "IT.USUBJID", name: "USUBJID", label: "Unique Subject Identifier", dataType: "string", length: 11 },
+    { itemOID: "IT.TRTA", name: "TRTA", label: "Actual Treatment", dataType: "string", length: 20 },
+    { itemOID: "IT.PARAMCD", name: "PARAMCD", label: "Parameter Code", dataType: "string", length: 8 },
+    { itemOID: "IT.AVISIT", name: "AVISIT", label: "Analysis Visit", dataType: "string", length: 12 },
+    { itemOID: "IT.AVAL", name: "AVAL", label: "Analysis Value", dataType: "double" },
+    { itemOID: "IT.ADT", name: "ADT", label: "Analysis Date", dataType: "date", targetDataType: "integer", displayFormat: "DATE9." },
+  ];
+  const rows = [
+    ["01-701-1015", "Placebo", "SYSBP", "Baseline", 120.5, "2014-01-02"],
+    ["01-701-1015", "Placebo", "SYSBP", "Week 2", 118, "2014-01-16"],
+    ["01-701-1023", "Drug 54 mg", "SYSBP", "Baseline", 131, "2014-01-03"],
+    ["01-701-1023", "Drug 54 mg", "SYSBP", "Week 2", null, null],
+  ];
+  const metadata = {
+    datasetJSONCreationDateTime: "2026-12-07T00:00:00",
+    datasetJSONVersion: "1.1.0",
+    itemGroupOID: "IG.ADVS",
+    records: rows.length,
+    name: "ADVS",
+    label: "Vital Signs Analysis Dataset",
+    columns,
+  };
+  const ndjson = [metadata, ...rows].map((line) => JSON.stringify(line)).join("\n") + "\n";
+  await logIn(page, AUTHOR);
+  await page.goto("/datasets");
+  await hydrated(page);
+  await page.getByLabel(/Synthetic/).check();
+  await page.getByLabel("Dataset file (CSV, SAS XPORT or Dataset-JSON)").setInputFiles({
+    name: "advs-mini.ndjson",
+    mimeType: "application/x-ndjson",
+    buffer: Buffer.from(ndjson),
+  });
+  await page.getByRole("button", { name: "Upload" }).click();
+  await expect(page).toHaveURL(/\/datasets\/[0-9a-f]{64}$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("advs-mini.ndjson");
+  await expect(page.getByText("Dataset-JSON (member ADVS)")).toBeVisible();
+  await expect(page.getByRole("row", { name: /AVAL/ })).toContainText("Analysis Value");
+  await expect(page.getByRole("row", { name: /ADT/ })).toContainText("numeric (date, DATE9.)");
+  await expect(page.getByRole("row", { name: /USUBJID/ })).toContainText("character (string, length 11)");
 });
 
 test("without the author role there is no upload form", async ({ page }) => {

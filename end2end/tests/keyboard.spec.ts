@@ -17,7 +17,7 @@ test("keyboard only: upload the demo file, ask, reorder, confirm, run to Verifie
   await tabTo(page, page.getByLabel(/Synthetic/));
   await page.keyboard.press("Space");
   await expect(page.getByLabel(/Synthetic/)).toBeChecked();
-  await tabTo(page, page.getByLabel("Dataset file (CSV or SAS XPORT v5)"));
+  await tabTo(page, page.getByLabel("Dataset file (CSV, SAS XPORT or Dataset-JSON)"));
   const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
   await chooser.setFiles(demo);
   await tabTo(page, page.getByRole("button", { name: "Upload" }));
@@ -107,7 +107,7 @@ test("a file dropped on the upload field becomes the file to upload", async ({ p
   await page.dispatchEvent("#drop-zone", "dragover", { dataTransfer: dropped });
   await page.dispatchEvent("#drop-zone", "drop", { dataTransfer: dropped });
   const chosen = await page
-    .getByLabel("Dataset file (CSV or SAS XPORT v5)")
+    .getByLabel("Dataset file (CSV, SAS XPORT or Dataset-JSON)")
     .evaluate((input) => Array.from((input as HTMLInputElement).files ?? []).map((f) => f.name));
   expect(chosen).toEqual(["dropped.csv"]);
 });

@@ -35,7 +35,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve the web application (embedded default: 127.0.0.1:3000, state in ./adamviz-data).
     Serve(ServeArgs),
-    /// Read a dataset (CSV or SAS XPORT) and print its profile: columns, roles, warnings.
+    /// Read a dataset (CSV, SAS XPORT or Dataset-JSON) and print its profile: columns, roles, warnings.
     Profile(profile::ProfileArgs),
     /// Propose and confirm plot specs.
     #[command(subcommand)]

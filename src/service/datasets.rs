@@ -15,12 +15,7 @@ use crate::{
         digest::Sha256Digest,
         profile::{DatasetProfile, DEFAULT_LOW_N_THRESHOLD},
     },
-    ingest::{
-        profile::profile_table,
-        read_dataset_file,
-        table::{SourceFormat, Table},
-        FileReadError,
-    },
+    ingest::{profile::profile_table, read_dataset_file, table::Table, FileReadError},
     store::{
         datasets::{insert_dataset, NewDataset},
         db::DbError,
@@ -58,10 +53,7 @@ pub fn record_upload(
         &NewDataset {
             content_hash: &content_hash,
             file_name: &clean_file_name(file_name),
-            format: match table.source_format {
-                SourceFormat::Csv => "csv",
-                SourceFormat::Xpt => "xpt",
-            },
+            format: table.source_format.as_str(),
             classification: received.classification.as_str(),
             rows: table.row_count as u64,
             columns: table.columns.len() as u64,

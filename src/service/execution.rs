@@ -36,7 +36,7 @@ use crate::{
     ingest::{
         profile::profile_table,
         snapshot::{snapshot_hash, write_csv, Snapshot},
-        table::{SourceFormat, Table},
+        table::Table,
     },
     runner::{canonical_hash, RunRequest, RunResult, Runner},
     store::{

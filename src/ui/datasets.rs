@@ -15,7 +15,7 @@ use crate::{
     domain::{
         account::Role,
         dataset::{DatasetDetail, DatasetSummary},
-        profile::{DatasetProfile, ProfileWarning, UnitSource},
+        profile::{ColumnProfile, DatasetProfile, ProfileWarning, UnitSource},
     },
 };
 
@@ -41,7 +41,7 @@ pub fn DatasetsPage() -> impl IntoView {
         <section class="section">
             <h1>"Datasets"</h1>
             <p class="purpose">
-                "Uploaded ADaM datasets (CSV or SAS XPORT) with their content hash, "
+                "Uploaded ADaM datasets (CSV, SAS XPORT or CDISC Dataset-JSON) with their content hash, "
                 "classification and who uploaded them. Open one for its profile and warnings."
             </p>
             <Loaded resource=datasets loading="Loading datasets…" let:list>
@@ -97,7 +97,7 @@ fn DatasetTable(datasets: Vec<DatasetSummary>) -> impl IntoView {
                         view! {
                             <tr>
                                 <th scope="row"><A href=href>{d.file_name.clone()}</A></th>
-                                <td>{d.format.to_uppercase()}</td>
+                                <td>{format_name(&d.format)}</td>
                                 <td>{d.classification.clone()}</td>
                                 <td>{format!("{} × {}", d.rows, d.columns)}</td>
                                 <td><code title=d.content_hash.clone()>{prefix}</code></td>
@@ -175,7 +175,7 @@ fn UploadForm() -> impl IntoView {
                 on:dragleave=move |_| set_dragging.set(false)
                 on:drop=on_drop
             >
-                <label for="upload-file">"Dataset file (CSV or SAS XPORT v5)"</label>
+                <label for="upload-file">"Dataset file (CSV, SAS XPORT or Dataset-JSON)"</label>
                 <input id="upload-file" type="file" name="file" required aria-describedby="upload-error drop-hint" node_ref=file_input />
                 <p id="drop-hint" class="why">"Choose a file, or drop it here."</p>
                 <p id="upload-error" class="field-error" role="alert">{shown_error}</p>
@@ -369,7 +369,7 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
         <section class="section">
             <h1>{summary.file_name.clone()}</h1>
             <dl class="facts">
-                <dt>"Format"</dt><dd>{summary.format.to_uppercase()}{summary.dataset_name.clone().map(|n| format!(" (member {n})"))}</dd>
+                <dt>"Format"</dt><dd>{format_name(&summary.format)}{summary.dataset_name.clone().map(|n| format!(" (member {n})"))}</dd>
                 <dt>"Classification"</dt><dd>{summary.classification.clone()}</dd>
                 <dt>"Rows × columns"</dt><dd>{format!("{} × {}", summary.rows, summary.columns)}</dd>
                 <dt>"Size"</dt><dd>{size_text(summary.size)}</dd>
@@ -459,7 +459,7 @@ fn ColumnTable(profile: DatasetProfile) -> impl IntoView {
                 <thead>
                     <tr>
                         <th scope="col">"Name"</th>
-                        <th scope="col">"SAS label"</th>
+                        <th scope="col">"Label"</th>
                         <th scope="col">"Type"</th>
                         <th scope="col">"Missing"</th>
                         <th scope="col">"Distinct"</th>
@@ -472,6 +472,7 @@ fn ColumnTable(profile: DatasetProfile) -> impl IntoView {
                         .into_iter()
                         .map(|c| {
                             let role = roles.role_of(&c.name).unwrap_or("").to_owned();
+                            let type_text = type_in_words(&c);
                             let distinct = if c.distinct_capped {
                                 format!("{}+", c.distinct)
                             } else {
@@ -481,7 +482,7 @@ fn ColumnTable(profile: DatasetProfile) -> impl IntoView {
                                 <tr>
                                     <th scope="row"><code>{c.name}</code></th>
                                     <td>{c.label.unwrap_or_default()}</td>
-                                    <td>{format!("{:?}", c.kind).to_lowercase()}</td>
+                                    <td>{type_text}</td>
                                     <td>{c.missing}</td>
                                     <td>{distinct}</td>
                                     <td>{role}</td>
@@ -491,5 +492,34 @@ fn ColumnTable(profile: DatasetProfile) -> impl IntoView {
                         .collect_view()}
                 </tbody>
             </table>
+    }
+}
+
+/// A column's type with what the file declares about it, e.g. "character (string, length 11)"
+/// or "numeric (date, DATE9.)".
+fn type_in_words(column: &ColumnProfile) -> String {
+    let declared: Vec<String> = [
+        column.data_type.clone(),
+        column.length.map(|length| format!("length {length}")),
+        column.format.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let kind = format!("{:?}", column.kind).to_lowercase();
+    if declared.is_empty() {
+        kind
+    } else {
+        format!("{kind} ({})", declared.join(", "))
+    }
+}
+
+/// How a stored format name reads on a page.
+fn format_name(format: &str) -> String {
+    match format {
+        "csv" => "CSV".to_owned(),
+        "xpt" => "SAS XPORT".to_owned(),
+        "dataset_json" => "Dataset-JSON".to_owned(),
+        other => other.to_uppercase(),
     }
 }

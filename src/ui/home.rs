@@ -7,7 +7,7 @@ use leptos_meta::Title;
 const GOVERNED_STEPS: [(&str, &str); 8] = [
     (
         "Upload",
-        "CSV or SAS XPORT; the raw bytes are stored content-addressed and hashed first.",
+        "CSV, SAS XPORT or CDISC Dataset-JSON; the raw bytes are stored content-addressed and hashed first.",
     ),
     (
         "Profile",

@@ -12,6 +12,11 @@
 //!
 //! The target is at most 5× the ordinary file's time. It prints figures and never fails because
 //! a target is missed: speed is not asserted in tests (timings vary with the machine's load).
+//! Beside each time it prints the size of what the read must produce — the table (eight bytes
+//! per number, four per text code, each distinct text value once) and the profile (as JSON) —
+//! for the worst case and the ordinary file, and the time per megabyte of that output: a worst
+//! case whose output is more than 5× the ordinary file's cannot be read within 5× its time
+//! unless each byte of output costs less than it does for ordinary data.
 //! It lives here rather than in `adamviz-bench` so that no binary grows for it.
 
 use std::time::Instant;
@@ -47,6 +52,25 @@ struct Timing {
     total: f64,
     profile: f64,
     outcome: Result<usize, String>,
+    /// Bytes of the table and the profile the read produced (0 when refused).
+    output: usize,
+}
+
+/// What a read produced, in bytes: the table as it is held (eight bytes per number, a four-byte
+/// code per text cell and each distinct text value once) and the profile as JSON.
+fn output_bytes(table: &adamviz::ingest::table::Table, profile: &impl serde::Serialize) -> usize {
+    use adamviz::ingest::table::ColumnData;
+    let table_bytes: usize = table
+        .columns
+        .iter()
+        .map(|column| match &column.data {
+            ColumnData::Numeric(values) => 8 * values.len(),
+            ColumnData::Character(values) => {
+                4 * values.len() + values.levels().iter().map(|l| l.len()).sum::<usize>()
+            }
+        })
+        .sum();
+    table_bytes + serde_json::to_vec(profile).map_or(0, |json| json.len())
 }
 
 /// Reads `bytes` as CSV and profiles the table, once to warm up and then [`RUNS`] times (a
@@ -56,6 +80,7 @@ struct Timing {
 fn time_read(bytes: &[u8]) -> Timing {
     let (mut totals, mut profiles) = (Vec::new(), Vec::new());
     let mut outcome = Err(String::new());
+    let mut output = 0;
     for run in 0..=RUNS {
         let started = Instant::now();
         let mut profile_time = 0.0;
@@ -70,6 +95,9 @@ fn time_read(bytes: &[u8]) -> Timing {
             (table, profile)
         });
         let total = started.elapsed().as_secs_f64();
+        if let Ok((table, profile)) = &read {
+            output = output_bytes(table, profile);
+        }
         outcome = read
             .map(|(table, _)| table.columns.len())
             .map_err(|error| error.to_string());
@@ -82,6 +110,7 @@ fn time_read(bytes: &[u8]) -> Timing {
         total: median(totals),
         profile: median(profiles),
         outcome,
+        output,
     }
 }
 
@@ -162,9 +191,9 @@ fn main() {
         "adamviz worst-case ingest ({build}; CSV read + profile, median of {RUNS} runs after a warm-up; target ≤ {TARGET_RATIO}× an ordinary file of the same size)"
     );
     println!(
-        "\n| input | size | worst | of which profile | ordinary | ratio | target ≤ {TARGET_RATIO}× | outcome |"
+        "\n| input | size | worst | of which profile | ordinary | ratio | target ≤ {TARGET_RATIO}× | output: worst / ordinary | s per output MB: worst / ordinary | outcome |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let cases: [(String, Vec<u8>); 4] = [
         (
             "a million distinct header names".to_owned(),
@@ -194,12 +223,20 @@ fn main() {
         let ordinary = time_read(&ordinary_csv(&demo, bytes.len()));
         assert!(ordinary.outcome.is_ok(), "the ordinary file reads");
         let ratio = worst.total / ordinary.total;
-        let outcome = match worst.outcome {
+        let outcome = match &worst.outcome {
             Ok(columns) => format!("read, {columns} columns"),
             Err(error) => format!("refused: {error}"),
         };
+        let megabytes = |bytes: usize| bytes as f64 / 1e6;
+        let per_megabyte = |timing: &Timing| {
+            if timing.output == 0 {
+                "–".to_owned()
+            } else {
+                format!("{:.4}", timing.total / megabytes(timing.output))
+            }
+        };
         println!(
-            "| {name} | {:.1} MB | {:.3} s | {:.3} s | {:.3} s | {ratio:.1}× | {} | {outcome} |",
+            "| {name} | {:.1} MB | {:.3} s | {:.3} s | {:.3} s | {ratio:.1}× | {} | {:.1} MB / {:.1} MB ({:.1}×) | {} / {} | {outcome} |",
             bytes.len() as f64 / 1e6,
             worst.total,
             worst.profile,
@@ -209,6 +246,11 @@ fn main() {
             } else {
                 "missed"
             },
+            megabytes(worst.output),
+            megabytes(ordinary.output),
+            worst.output as f64 / ordinary.output.max(1) as f64,
+            per_megabyte(&worst),
+            per_megabyte(&ordinary),
         );
     }
 }

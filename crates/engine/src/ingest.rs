@@ -1,7 +1,8 @@
-//! Reading uploads (ssr only): format detection from content, the CSV and SAS XPORT v5 readers,
-//! and the table they produce. Storing the raw bytes is `crate::store::objects`.
+//! Reading uploads (ssr only): format detection from content, the CSV, SAS XPORT and CDISC
+//! Dataset-JSON readers, and the table they produce. Storing the raw bytes is `crate::store::objects`.
 
 pub mod csv;
+pub mod dataset_json;
 // The question → spec modules (crate::question) under the paths the code has always used.
 pub use crate::question::{confirm, draft, records};
 pub mod demo;
@@ -23,12 +24,21 @@ pub enum ReadError {
     /// A SAS XPORT problem.
     #[error(transparent)]
     Xpt(#[from] xpt::XptError),
+    /// A Dataset-JSON problem (boxed: its errors carry the values they name).
+    #[error(transparent)]
+    DatasetJson(Box<dataset_json::DatasetJsonError>),
     /// A recognisable file type that is not a dataset format adamviz reads.
-    #[error("the upload is a {kind} file; adamviz reads CSV and SAS XPORT v5 (.xpt)")]
+    #[error("the upload is a {kind} file; adamviz reads CSV, SAS XPORT (.xpt) and CDISC Dataset-JSON v1.1 (.json, .ndjson, .dsjc)")]
     UnsupportedFormat {
         /// What the content looks like.
         kind: &'static str,
     },
+}
+
+impl From<dataset_json::DatasetJsonError> for ReadError {
+    fn from(error: dataset_json::DatasetJsonError) -> Self {
+        Self::DatasetJson(Box::new(error))
+    }
 }
 
 /// The format an upload's content shows, whatever its name says.
@@ -36,15 +46,18 @@ pub enum ReadError {
 pub enum DetectedFormat {
     /// Starts with an XPORT header record.
     Xpt,
+    /// A JSON object: Dataset-JSON, JSON or NDJSON form.
+    DatasetJson,
+    /// A zlib or gzip stream of Dataset-NDJSON (`.dsjc`).
+    CompressedDatasetJson(dataset_json::Framing),
     /// Anything else that is not a known binary format: read as CSV.
     Csv,
 }
 
 /// Recognises the format from the first bytes.
 pub fn detect_format(bytes: &[u8]) -> Result<DetectedFormat, ReadError> {
-    const SIGNATURES: [(&[u8], &str); 6] = [
+    const SIGNATURES: [(&[u8], &str); 5] = [
         (b"PK\x03\x04", "ZIP (or XLSX)"),
-        (b"\x1f\x8b", "gzip"),
         (b"%PDF", "PDF"),
         (b"\xd0\xcf\x11\xe0", "Microsoft Office (XLS)"),
         (
@@ -55,6 +68,23 @@ pub fn detect_format(bytes: &[u8]) -> Result<DetectedFormat, ReadError> {
     ];
     if bytes.starts_with(b"HEADER RECORD*******LIB") {
         return Ok(DetectedFormat::Xpt);
+    }
+    if dataset_json::looks_like_dataset_json(bytes) {
+        return Ok(DetectedFormat::DatasetJson);
+    }
+    match dataset_json::compressed_framing(bytes) {
+        // gzip's magic is not text: read it as .dsjc (an error names it if it is something else).
+        Some(framing @ dataset_json::Framing::Gzip) => {
+            return Ok(DetectedFormat::CompressedDatasetJson(framing))
+        }
+        // A zlib header is two bytes a CSV header could start with ("H,"): only when the stream
+        // really opens a JSON object.
+        Some(framing @ dataset_json::Framing::Zlib)
+            if dataset_json::opens_a_json_object(bytes, framing) =>
+        {
+            return Ok(DetectedFormat::CompressedDatasetJson(framing))
+        }
+        _ => {}
     }
     if let Some((_, kind)) = SIGNATURES
         .iter()
@@ -116,8 +146,9 @@ pub fn read_dataset_file_with(
 /// ([`csv::MAX_COLUMNS`], [`csv::MAX_RECORD_BYTES`], [`csv::MAX_CELL_BYTES`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadLimits {
-    /// The bytes an XPORT table may take (observations × variables × 8); `None`, the default,
-    /// is 8× the file or 4 GiB, whichever is less ([`xpt::TableBudget::for_file`]).
+    /// The bytes an XPORT or Dataset-JSON table may take (rows × columns × 8); `None`, the
+    /// default, is 8× the file or 4 GiB, whichever is less ([`xpt::TableBudget::for_file`]),
+    /// and 64× the file (at most 4 GiB) for compressed Dataset-JSON.
     pub xpt_table_bytes: Option<u64>,
 }
 
@@ -155,6 +186,23 @@ pub fn read_dataset(bytes: &[u8]) -> Result<Table, ReadError> {
 
 /// [`read_dataset`] within `limits`.
 pub fn read_dataset_with(bytes: &[u8], limits: ReadLimits) -> Result<Table, ReadError> {
+    if let DetectedFormat::CompressedDatasetJson(framing) = detect_format(bytes)? {
+        let budget = xpt::TableBudget {
+            bytes: limits
+                .xpt_table_bytes
+                .unwrap_or_else(|| (bytes.len() as u64).saturating_mul(64).min(4 << 30)),
+        };
+        // JSON text compresses well, but not 1000-fold: more is a decompression bomb.
+        let expanded_limit = (bytes.len() as u64)
+            .saturating_mul(1000)
+            .clamp(64 << 20, 16 << 30);
+        return Ok(dataset_json::read_dsjc(
+            bytes,
+            framing,
+            budget,
+            expanded_limit,
+        )?);
+    }
     read_dataset_within(bytes, limits.xpt_budget(bytes.len()))
 }
 
@@ -162,6 +210,16 @@ pub fn read_dataset_with(bytes: &[u8], limits: ReadLimits) -> Result<Table, Read
 pub fn read_dataset_within(bytes: &[u8], budget: xpt::TableBudget) -> Result<Table, ReadError> {
     match detect_format(bytes)? {
         DetectedFormat::Xpt => Ok(xpt::read_xpt_within(bytes, budget)?),
+        DetectedFormat::DatasetJson => Ok(dataset_json::read_dataset_json(bytes, budget)?),
+        DetectedFormat::CompressedDatasetJson(framing) => {
+            let expanded_limit = (budget.bytes.saturating_mul(4)).max(64 << 20);
+            Ok(dataset_json::read_dsjc(
+                bytes,
+                framing,
+                budget,
+                expanded_limit,
+            )?)
+        }
         DetectedFormat::Csv => Ok(csv::read_csv(bytes)?),
     }
 }

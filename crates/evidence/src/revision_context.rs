@@ -12,7 +12,10 @@ use super::{
     artifact_bundle::BundleArtifacts,
     execution_request::ExecutionRequest,
     record::EvidenceRecord,
-    schemas::{REVISION_CONTEXT_V1, REVISION_CONTEXT_V2, REVISION_CONTEXT_V3, REVISION_CONTEXT_V4},
+    schemas::{
+        REVISION_CONTEXT_V1, REVISION_CONTEXT_V2, REVISION_CONTEXT_V3, REVISION_CONTEXT_V4,
+        REVISION_CONTEXT_V5,
+    },
 };
 use crate::domain::{digest::Sha256Digest, profile::ProfileWarning};
 
@@ -109,7 +112,7 @@ pub struct ContextOutputs {
 pub struct RevisionContextRecord {
     /// Always `revision_context`.
     pub kind: String,
-    /// `revision-context-v4` when written (v3, v2 and v1 in older records).
+    /// `revision-context-v5` when written (v4, v3, v2 and v1 in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -201,7 +204,7 @@ impl RevisionContextRecord {
         let (spec, spec_hash) = parts.spec;
         Ok(Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "revision-context-v4".to_owned(),
+            schema_version: "revision-context-v5".to_owned(),
             revision_id: parts.revision_id.clone(),
             attempt_id: parts.attempt_id.clone(),
             question: spec
@@ -245,6 +248,7 @@ impl RevisionContextRecord {
 crate::record::impl_evidence_record!(
     RevisionContextRecord,
     "revision_context",
+    REVISION_CONTEXT_V5,
     REVISION_CONTEXT_V4,
     REVISION_CONTEXT_V3,
     REVISION_CONTEXT_V2,

@@ -146,6 +146,13 @@ pub static REVISION_CONTEXT_V4: SchemaFile = schema_file!(
     "504cea32d36324acdf8d367ed14f96e6974e64407e578c39953fe5e575890bc8"
 );
 
+/// `schemas/revision-context-v5.schema.json`: the source format may be `dataset_json`.
+pub static REVISION_CONTEXT_V5: SchemaFile = schema_file!(
+    "revision-context-v5.schema.json",
+    "63b5f799661e205557c49153b24f569fa7abcd42c39d32f05814215e36d659de",
+    "3925e02b94b29e52c60c28056b6c94c04de17b82b6f4b07959907dca906f4508"
+);
+
 /// `schemas/revision-lifecycle-v3.schema.json`: adds `approved` and the parent revision.
 pub static REVISION_LIFECYCLE_V3: SchemaFile = schema_file!(
     "revision-lifecycle-v3.schema.json",
@@ -176,7 +183,7 @@ pub static REPRODUCTION_V1: SchemaFile = schema_file!(
 );
 
 /// Every schema adamviz knows: the versions it writes and the older ones it still reads.
-pub static ALL_SCHEMAS: [&SchemaFile; 20] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 21] = [
     &EXECUTION_REQUEST_V4,
     &EXECUTION_REQUEST_V3,
     &EXECUTION_REQUEST_V2,
@@ -193,6 +200,7 @@ pub static ALL_SCHEMAS: [&SchemaFile; 20] = [
     &APPROVAL_V1,
     &REPRODUCTION_V1,
     &REVISION_LIFECYCLE_V1,
+    &REVISION_CONTEXT_V5,
     &REVISION_CONTEXT_V4,
     &REVISION_CONTEXT_V3,
     &REVISION_CONTEXT_V2,

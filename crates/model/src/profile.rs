@@ -64,6 +64,12 @@ pub struct ColumnProfile {
     pub kind: ColumnKind,
     /// SAS display format, if any.
     pub format: Option<String>,
+    /// The length the file declares: a SAS character variable's, or Dataset-JSON's `length`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<usize>,
+    /// The data type the file declares (Dataset-JSON's `dataType`; other formats declare none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_type: Option<String>,
     /// `date`, `datetime` or `time` when the format says the number is one.
     pub temporal: Option<String>,
     /// Missing cells.
@@ -148,17 +154,23 @@ impl CandidateRoles {
     }
 }
 
-/// The levels of one treatment column. Ordered by the numeric companion column (TRTA by TRTAN)
-/// when there is one, else in order of first appearance.
+/// The levels of one treatment column, in the order proposed for the panels: by the numeric
+/// companion column (TRTA by TRTAN); else by a related order variable that matches the labels
+/// one to one (TRT01AN, ARMN, …); else placebo or control first and doses ascending when the
+/// labels carry doses; else in order of first appearance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LevelsOf {
     /// The column.
     pub column: String,
-    /// The companion column that ordered the levels, if any.
+    /// The numeric column that ordered the levels (its own or a related one), if any.
     pub order_column: Option<String>,
     /// The levels.
     pub levels: Vec<String>,
+    /// Which rule chose the order, in words: "levels ordered by TRT01AN, which matches TRTA's
+    /// labels one to one", "levels with Placebo first, then doses ascending (54 mg, 81 mg) …".
+    #[serde(default)]
+    pub order_why: String,
 }
 
 /// One visit label with its order value.
@@ -306,6 +318,8 @@ pub enum ProfileWarning {
         /// The codes.
         codes: Vec<String>,
     },
+    /// The file is SAS XPORT version 8, which regulators do not take yet.
+    XportVersion8,
 }
 
 impl std::fmt::Display for ProfileWarning {
@@ -348,6 +362,9 @@ impl std::fmt::Display for ProfileWarning {
                 f,
                 "parameter {parameter}: {cells} treatment × visit cells have fewer than {threshold} subjects, e.g. {}",
                 list(examples)
+            ),
+            Self::XportVersion8 => f.write_str(
+                "the file is SAS XPORT version 8 (long names and labels): submissions to FDA and PMDA still expect XPORT version 5",
             ),
             Self::DerivedLookingParameters { codes } => write!(
                 f,

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::spec::RecordsPerSubjectVisit;
 
 /// One way to answer "Which record per subject and visit?", with what it does to the selection.
+/// Answers that keep exactly the same records are one option: the most telling of them is the
+/// answer, the others are its aliases.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordOption {
@@ -15,6 +17,10 @@ pub struct RecordOption {
     pub answer: String,
     /// What it keeps, in words.
     pub description: String,
+    /// Other `COLUMN=VALUE` answers that keep exactly the same records (e.g. `DOMAIN=` beside
+    /// `DTYPE=AVERAGE` when only the derived records lack a domain), most telling first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// Of the subject × visit combinations with several records, how many this leaves with one.
     pub resolves: usize,
     /// Subject × visit combinations that would still have several records.
@@ -29,6 +35,33 @@ impl RecordOption {
     /// Leaves one record per subject × visit without losing a baseline.
     pub fn settles_it(&self) -> bool {
         self.still_several == 0 && self.baseline_lost == 0
+    }
+
+    /// Whether `answer` is this option: its answer or one of its aliases.
+    pub fn stands_for(&self, answer: &str) -> bool {
+        self.answer == answer || self.aliases.iter().any(|alias| alias == answer)
+    }
+
+    /// The aliases as shown under the option: "also: DOMAIN blank, VISIT blank"; `None` when
+    /// there are none.
+    pub fn aliases_in_words(&self) -> Option<String> {
+        (!self.aliases.is_empty()).then(|| {
+            let words: Vec<String> = self
+                .aliases
+                .iter()
+                .map(|alias| record_choice_in_words(alias))
+                .collect();
+            format!("also: {}", words.join(", "))
+        })
+    }
+}
+
+/// A `COLUMN=VALUE` answer in words: "DTYPE = AVERAGE", or "ATPT blank" for an empty value.
+pub fn record_choice_in_words(answer: &str) -> String {
+    match answer.split_once('=') {
+        Some((column, "")) => format!("{column} blank"),
+        Some((column, value)) => format!("{column} = {value}"),
+        None => answer.to_owned(),
     }
 }
 
@@ -45,10 +78,12 @@ pub struct RecordsAnalysis {
     pub records: usize,
     /// Some of the combinations with several records, as "subject / visit: n records".
     pub examples: Vec<String>,
-    /// The columns whose values tell the records apart, one option per value, then `every`.
+    /// The ways to keep one record, one option per distinct set of records kept (the proposal
+    /// first), then `every`.
     pub options: Vec<RecordOption>,
-    /// The proposed answer: an analysis flag that settles it, else DTYPE = AVERAGE when that
-    /// does, else none (the question stays open).
+    /// The proposed answer, always an option's own answer: the option an analysis flag = Y
+    /// keeps the records of, when it settles it; else the one DTYPE = AVERAGE keeps the records
+    /// of, when that settles it; else none (the question stays open).
     pub proposal: Option<RecordsPerSubjectVisit>,
     /// Why that proposal, or why none.
     pub why: String,

@@ -66,6 +66,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "run_queue",
         include_str!("migrations/0010_run_queue.sql"),
     ),
+    (
+        11,
+        "dataset_json_format",
+        include_str!("migrations/0011_dataset_json_format.sql"),
+    ),
 ];
 
 /// Opens the database file at `path` for reading only: no migration, no change of journal mode

@@ -22,7 +22,7 @@ use crate::{
 /// Options of `adamviz profile`.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// The dataset: CSV or SAS XPORT v5, recognised from its content.
+    /// The dataset: CSV, SAS XPORT (v5 or v8) or CDISC Dataset-JSON v1.1, recognised from its content.
     pub file: PathBuf,
     /// Print the profile as JSON instead of a report.
     #[arg(long)]
@@ -60,10 +60,10 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
 /// The human-readable report.
 pub fn render_report(name: &str, profile: &DatasetProfile) -> String {
     let mut out = String::new();
-    let format = if profile.source_format == "xpt" {
-        "SAS XPORT"
-    } else {
-        "CSV"
+    let format = match profile.source_format.as_str() {
+        "xpt" => "SAS XPORT",
+        "dataset_json" => "CDISC Dataset-JSON",
+        _ => "CSV",
     };
     let dataset = profile
         .dataset_name

@@ -30,7 +30,7 @@ use crate::{
 pub enum SpecCommand {
     /// Propose a draft spec from a question; prints it with the confirmation questions.
     Draft {
-        /// The dataset (CSV or SAS XPORT).
+        /// The dataset (CSV, SAS XPORT or CDISC Dataset-JSON).
         file: PathBuf,
         /// The question, in words, e.g. "ALT over time by arm".
         #[arg(long)]
@@ -189,6 +189,10 @@ fn records_choices(spec: &PlotSpec, profile: &DatasetProfile, table: &Table) -> 
             "\n      {}  ({})",
             option.answer, option.description
         ));
+        // The answers that keep the same records, under the one offered.
+        if let Some(aliases) = option.aliases_in_words() {
+            text.push_str(&format!("\n          {aliases}"));
+        }
     }
     text
 }

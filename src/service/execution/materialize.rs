@@ -95,11 +95,7 @@ fn prepare_revision(
             file_name: upload.file_name.clone(),
             classification: upload.classification.clone(),
             size: upload.size,
-            format: match table.source_format {
-                SourceFormat::Csv => "csv",
-                SourceFormat::Xpt => "xpt",
-            }
-            .to_owned(),
+            format: table.source_format.as_str().to_owned(),
             dataset_name: table.dataset_name.clone(),
             dataset_label: table.dataset_label.clone(),
             row_count: table.row_count as u64,

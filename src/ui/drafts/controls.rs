@@ -2,6 +2,7 @@
 //! each with why it is asked and its messages beside it.
 
 use super::*;
+use crate::domain::records::RecordOption;
 
 /// What every control needs.
 #[derive(Clone, Copy)]
@@ -54,15 +55,7 @@ pub(super) fn QuestionControl(
             question_fieldset(&q, false, control.into_any(), errors)
         }
         (_, AllowedAnswers::RecordChoice { options }) => {
-            let options = options
-                .into_iter()
-                .map(|option| {
-                    let label =
-                        view! { <code>{option.answer.clone()}</code>" — " {option.description} };
-                    (option.answer, label.into_any())
-                })
-                .collect();
-            let choices = radio_choices(&id, signals.records, options);
+            let choices = record_choices(&id, signals.records, options);
             question_fieldset(&q, open, choices, errors)
         }
         ("y_scale", _) => {
@@ -130,13 +123,51 @@ pub(super) fn radio_choices(
     signal: RwSignal<String>,
     options: Vec<(String, AnyView)>,
 ) -> AnyView {
+    let options = options
+        .into_iter()
+        .map(|(answer, label)| (answer, Vec::new(), label))
+        .collect();
+    radio_choices_with_aliases(id, signal, options)
+}
+
+/// The record choices: one radio button per set of records kept, labelled by its answer and
+/// what it does, with the other answers that keep the same records listed under it.
+fn record_choices(id: &str, signal: RwSignal<String>, options: Vec<RecordOption>) -> AnyView {
+    let options = options
+        .into_iter()
+        .map(|option| {
+            let aliases = option
+                .aliases_in_words()
+                .map(|words| view! { <span class="aliases">{words}</span> });
+            let label = view! {
+                <code>{option.answer.clone()}</code>" — " {option.description}
+                {aliases}
+            };
+            (option.answer, option.aliases, label.into_any())
+        })
+        .collect();
+    radio_choices_with_aliases(id, signal, options)
+}
+
+/// One radio button per `(answer, aliases, label)` for question `id`, checked when `signal`
+/// holds the answer or one of its aliases (an answer given under another name keeps the same
+/// records); choosing it sets the answer.
+fn radio_choices_with_aliases(
+    id: &str,
+    signal: RwSignal<String>,
+    options: Vec<(String, Vec<String>, AnyView)>,
+) -> AnyView {
     let name = format!("answers[{id}]");
     options
         .into_iter()
         .enumerate()
-        .map(|(index, (answer, label))| {
+        .map(|(index, (answer, aliases, label))| {
             let option_id = format!("answer-{id}-{index}");
-            let checked = signal.get_untracked() == answer;
+            let stands_for = {
+                let answer = answer.clone();
+                move |given: &str| given == answer || aliases.iter().any(|a| a == given)
+            };
+            let checked = stands_for(signal.get_untracked().as_str());
             view! {
                 <div class="choice">
                     <input
@@ -145,10 +176,7 @@ pub(super) fn radio_choices(
                         name=name.clone()
                         value=answer.clone()
                         checked=checked
-                        prop:checked={
-                            let answer = answer.clone();
-                            move || signal.get() == answer
-                        }
+                        prop:checked=move || signal.with(|given| stands_for(given.as_str()))
                         on:change=move |_| signal.set(answer.clone())
                     />
                     <label for=option_id>{label}</label>

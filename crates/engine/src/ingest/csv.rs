@@ -317,6 +317,7 @@ fn join_and_type(
                 Some(ColumnCells::Text(_)) => unreachable!("read_records gives halves one form"),
             }
             Ok(Column {
+                declared: Default::default(),
                 name,
                 label: None,
                 format: None,
@@ -396,6 +397,7 @@ fn line_of_row(body: &[u8], row: usize) -> usize {
 /// distinct value is classified once.
 fn type_column(name: String, values: TextValues, body: &[u8]) -> Result<Column, CsvError> {
     let text = |values| Column {
+        declared: Default::default(),
         name: name.clone(),
         label: None,
         format: None,
@@ -447,6 +449,7 @@ fn type_column(name: String, values: TextValues, body: &[u8]) -> Result<Column, 
         cells.push(numbers[code as usize]);
     }
     Ok(Column {
+        declared: Default::default(),
         name,
         label: None,
         format: None,

@@ -194,6 +194,7 @@ fn columns_of(rows: &[[Cell; 16]]) -> Vec<Column> {
                 )
             };
             Column {
+                declared: Default::default(),
                 name: (*name).to_owned(),
                 label: Some((*label).to_owned()),
                 format: format.map(str::to_owned),

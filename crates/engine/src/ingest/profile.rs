@@ -9,9 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod treatment_order;
 mod tuples;
 mod warnings;
 
+use treatment_order::treatment_levels;
 use tuples::TupleSet;
 use warnings::{baseline_flag_warnings, duplicate_record_warnings, low_n_warnings, visit_warnings};
 
@@ -22,7 +24,7 @@ use super::{
 use crate::domain::{
     digest::Sha256Digest,
     profile::{
-        CandidateRoles, ColumnKind, ColumnProfile, DatasetProfile, LevelsOf, ParameterProfile,
+        CandidateRoles, ColumnKind, ColumnProfile, DatasetProfile, ParameterProfile,
         ProfileWarning, UnitSource, VisitCandidate, VisitLevel, VisitsOf, DISTINCT_CAP,
         EXAMPLE_CAP,
     },
@@ -116,6 +118,8 @@ fn profile_column(column: &Column) -> ColumnProfile {
         label: column.label.clone(),
         kind,
         format: column.format.clone(),
+        length: column.declared.length,
+        data_type: column.declared.data_type.clone(),
         temporal: temporal.map(|t| {
             match t {
                 Temporal::Date => "date",
@@ -253,13 +257,12 @@ fn profile_roles_and_warnings(
     if !derived.is_empty() {
         warnings.push(ProfileWarning::DerivedLookingParameters { codes: derived });
     }
+    if table.source_format == super::table::SourceFormat::XptV8 {
+        warnings.push(ProfileWarning::XportVersion8);
+    }
     DatasetProfile {
         content_hash,
-        source_format: match table.source_format {
-            super::table::SourceFormat::Csv => "csv",
-            super::table::SourceFormat::Xpt => "xpt",
-        }
-        .to_owned(),
+        source_format: table.source_format.as_str().to_owned(),
         dataset_name: table.dataset_name.clone(),
         dataset_label: table.dataset_label.clone(),
         row_count: table.row_count,
@@ -295,37 +298,6 @@ fn keep_smallest(current: &mut Option<f64>, order: Option<f64>) {
     if let Some(order) = order {
         *current = Some(current.map_or(order, |c| c.min(order)));
     }
-}
-
-/// Treatment levels ordered by the `…N` companion column (TRTA → TRTAN), else in order of first
-/// appearance.
-fn treatment_levels(table: &Table, column: &str) -> Option<LevelsOf> {
-    let values = text_column(table, column)?;
-    let order_name = format!("{column}N");
-    let order = numeric_column(table, &order_name);
-    let mut smallest: Vec<Option<f64>> = vec![None; values.levels().len() + 1];
-    if let Some(order) = order {
-        for (row, &code) in values.codes().iter().enumerate() {
-            keep_smallest(&mut smallest[code as usize], order.value(row));
-        }
-    }
-    let mut levels: Vec<(&str, Option<f64>)> = values
-        .levels()
-        .iter()
-        .zip(&smallest[1..])
-        .map(|(level, order)| (&**level, *order))
-        .collect();
-    // Without an order column the levels stay in order of first appearance (a stable sort on
-    // nothing): alphabetical order would put "Xanomeline High Dose" before "Placebo" for no
-    // reason a reader could see.
-    if order.is_some() {
-        levels.sort_by(|a, b| order_missing_last(a.1, b.1).then(a.0.cmp(b.0)));
-    }
-    Some(LevelsOf {
-        column: column.to_owned(),
-        order_column: order.map(|_| order_name),
-        levels: levels.into_iter().map(|(l, _)| l.to_owned()).collect(),
-    })
 }
 
 /// A text column's values with surrounding blanks trimmed: several codes can share one trimmed

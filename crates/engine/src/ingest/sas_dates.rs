@@ -84,9 +84,53 @@ pub fn to_iso8601(kind: Temporal, value: f64) -> Option<String> {
     }
 }
 
+/// The SAS number of an ISO 8601 date (`2014-01-02`), datetime (`2014-01-02T01:01:01`, with
+/// optional fractional seconds) or time (`12:34:56`): the inverse of [`to_iso8601`]. `None` when
+/// the text is not a complete value of that kind (a partial date has no SAS number).
+pub fn from_iso8601(kind: Temporal, text: &str) -> Option<f64> {
+    match kind {
+        Temporal::Date => {
+            let date = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
+            Some(date.signed_duration_since(sas_epoch()).num_days() as f64)
+        }
+        Temporal::Datetime => {
+            let datetime =
+                chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").ok()?;
+            let since = datetime.signed_duration_since(sas_epoch().and_hms_opt(0, 0, 0)?);
+            Some(since.num_milliseconds() as f64 / 1000.0)
+        }
+        Temporal::Time => {
+            let time = NaiveTime::parse_from_str(text, "%H:%M:%S%.f").ok()?;
+            let since = time.signed_duration_since(NaiveTime::from_hms_opt(0, 0, 0)?);
+            Some(since.num_milliseconds() as f64 / 1000.0)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_text_reads_back_to_the_sas_number() {
+        for (kind, value) in [
+            (Temporal::Date, 19725.0),
+            (Temporal::Date, -1.0),
+            (Temporal::Datetime, 19725.0 * 86400.0 + 3661.0),
+            (Temporal::Datetime, 19725.0 * 86400.0 + 3661.25),
+            (Temporal::Time, 45296.0),
+        ] {
+            let text = to_iso8601(kind, value).unwrap();
+            assert_eq!(from_iso8601(kind, &text), Some(value), "{text}");
+        }
+        assert_eq!(
+            from_iso8601(Temporal::Date, "2014-01"),
+            None,
+            "partial date"
+        );
+        assert_eq!(from_iso8601(Temporal::Date, "2014-02-30"), None);
+        assert_eq!(from_iso8601(Temporal::Time, "25:00:00"), None);
+    }
 
     #[test]
     fn formats_are_classified() {

@@ -462,8 +462,20 @@ pub struct Column {
     pub label: Option<String>,
     /// SAS display format name and width, e.g. `DATE9.`; `None` when there is none.
     pub format: Option<String>,
+    /// What the file declares about the column beyond its label and format.
+    pub declared: DeclaredColumn,
     /// The values.
     pub data: ColumnData,
+}
+
+/// What a file's metadata declares about a column (empty for CSV, which declares nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeclaredColumn {
+    /// The declared length: a SAS character variable's bytes, or Dataset-JSON's `length`.
+    pub length: Option<usize>,
+    /// Dataset-JSON's `dataType` (`string`, `integer`, `decimal`, `float`, `double`,
+    /// `boolean`, `date`, `datetime`, `time`, `URI`); `None` for the other formats.
+    pub data_type: Option<String>,
 }
 
 /// Which reader produced a table.
@@ -474,6 +486,21 @@ pub enum SourceFormat {
     Csv,
     /// SAS XPORT version 5.
     Xpt,
+    /// SAS XPORT version 8 (long names and labels).
+    XptV8,
+    /// CDISC Dataset-JSON v1.1 (JSON, NDJSON or compressed NDJSON).
+    DatasetJson,
+}
+
+impl SourceFormat {
+    /// The name the profile and the evidence record: `csv`, `xpt` or `dataset_json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Csv => "csv",
+            Self::Xpt | Self::XptV8 => "xpt",
+            Self::DatasetJson => "dataset_json",
+        }
+    }
 }
 
 /// A dataset: columns of equal length, in file order.

@@ -1,4 +1,5 @@
-//! SAS XPORT version 5 reader (the transport format ADaM datasets are submitted in).
+//! SAS XPORT reader, version 5 (the transport format ADaM datasets are submitted in) and
+//! version 8 (long names and labels).
 //!
 //! The file is a sequence of 80-byte records: a library header, one member (dataset) header with
 //! one 140-byte (136 on VAX) "namestr" per variable, then the observations packed back to back
@@ -8,6 +9,13 @@
 //!
 //! The reader is strict: anything it does not understand is an [`XptError`] naming the byte
 //! offset, never a guess. It reads exactly one member: ADaM files hold one dataset each.
+//!
+//! Version 8 (SAS's "Record Layout of a SAS Version 8 or 9 Data Set in SAS Transport Format")
+//! differs in its header names (`LIBV8`, `MEMBV8`, `DSCPTV8`, `NAMSTV8`, `OBSV8`), a 32-byte
+//! dataset name, a 32-byte variable name inside each namestr (bytes 88–120, with the label's
+//! length at 120–122), character variables up to 32,767 bytes, and labels longer than 40
+//! characters in `LABELV8` (or `LABELV9`, which adds long format names) records between the
+//! namestrs and the observation header.
 
 use super::table::{
     Column, ColumnData, NumericCell, NumericValues, SasMissing, SourceFormat, Table, TextBuilder,
@@ -23,11 +31,36 @@ pub use ibm::{ibm_to_numeric, numeric_to_ibm};
 const RECORD: usize = 80;
 const LIBRARY_HEADER: &[u8] =
     b"HEADER RECORD*******LIBRARY HEADER RECORD!!!!!!!000000000000000000000000000000  ";
-const LIBRARY_HEADER_V8: &[u8] = b"HEADER RECORD*******LIBV8   HEADER RECORD!!!!!!!";
-const MEMBER_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******MEMBER  HEADER RECORD!!!!!!!";
-const DESCRIPTOR_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******DSCRPTR HEADER RECORD!!!!!!!";
-const NAMESTR_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******NAMESTR HEADER RECORD!!!!!!!";
-const OBS_HEADER_PREFIX: &[u8] = b"HEADER RECORD*******OBS     HEADER RECORD!!!!!!!";
+const LIBRARY_HEADER_V8: &[u8] =
+    b"HEADER RECORD*******LIBV8   HEADER RECORD!!!!!!!000000000000000000000000000000  ";
+
+/// The header records' names in one version of the format.
+struct Layout {
+    version: u8,
+    member: &'static [u8],
+    descriptor: &'static [u8],
+    namestr: &'static [u8],
+    observations: &'static [u8],
+}
+
+const V5: Layout = Layout {
+    version: 5,
+    member: b"HEADER RECORD*******MEMBER  HEADER RECORD!!!!!!!",
+    descriptor: b"HEADER RECORD*******DSCRPTR HEADER RECORD!!!!!!!",
+    namestr: b"HEADER RECORD*******NAMESTR HEADER RECORD!!!!!!!",
+    observations: b"HEADER RECORD*******OBS     HEADER RECORD!!!!!!!",
+};
+
+const V8: Layout = Layout {
+    version: 8,
+    member: b"HEADER RECORD*******MEMBV8  HEADER RECORD!!!!!!!",
+    descriptor: b"HEADER RECORD*******DSCPTV8 HEADER RECORD!!!!!!!",
+    namestr: b"HEADER RECORD*******NAMSTV8 HEADER RECORD!!!!!!!",
+    observations: b"HEADER RECORD*******OBSV8   HEADER RECORD!!!!!!!",
+};
+
+const LABELV8_PREFIX: &[u8] = b"HEADER RECORD*******LABELV8 HEADER RECORD!!!!!!!";
+const LABELV9_PREFIX: &[u8] = b"HEADER RECORD*******LABELV9 HEADER RECORD!!!!!!!";
 
 /// One variable as its namestr describes it.
 struct Variable {
@@ -67,7 +100,7 @@ pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptEr
     let file = XptFile::check(bytes)?;
     let member = file.member()?;
     let row_length: usize = member.variables.iter().map(|v| v.length).sum();
-    let data = file.observations(member.namestr_end)?;
+    let data = file.observations(member.descriptors_end)?;
     let row_count = observation_count(data, row_length)?;
     let needed_bytes = (row_count as u64)
         .saturating_mul(member.variables.len() as u64)
@@ -83,7 +116,10 @@ pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptEr
     // 7. Decode every value of every variable.
     let columns = decode_columns(data, row_length, row_count, member.variables);
     Ok(Table {
-        source_format: SourceFormat::Xpt,
+        source_format: match file.layout.version {
+            8 => SourceFormat::XptV8,
+            _ => SourceFormat::Xpt,
+        },
         dataset_name: member.dataset_name,
         dataset_label: member.dataset_label,
         columns,
@@ -94,6 +130,7 @@ pub fn read_xpt_within(bytes: &[u8], budget: TableBudget) -> Result<Table, XptEr
 /// An XPORT file whose library header and record framing have been checked.
 struct XptFile<'a> {
     bytes: &'a [u8],
+    layout: &'static Layout,
 }
 
 /// The member header of the file's one dataset.
@@ -101,26 +138,26 @@ struct MemberHeader {
     dataset_name: Option<String>,
     dataset_label: Option<String>,
     variables: Vec<Variable>,
-    /// Where the last namestr ends (the observation header follows at the next record).
-    namestr_end: usize,
+    /// Where the last namestr (or v8 label record) ends: the observation header follows at the
+    /// next record.
+    descriptors_end: usize,
 }
 
 impl<'a> XptFile<'a> {
-    /// Steps 1–2: the library header identifies the format (v8 is refused by name), and the
-    /// whole file is 80-byte records (a cut file almost always breaks this).
+    /// Steps 1–2: the library header identifies the format and its version, and the whole
+    /// file is 80-byte records (a cut file almost always breaks this).
     fn check(bytes: &'a [u8]) -> Result<Self, XptError> {
-        if bytes.len() < RECORD || &bytes[..RECORD] != LIBRARY_HEADER {
-            if bytes.starts_with(LIBRARY_HEADER_V8) {
-                return Err(XptError::Version8);
-            }
-            return Err(XptError::NotXport);
-        }
+        let layout = match bytes.get(..RECORD) {
+            Some(LIBRARY_HEADER) => &V5,
+            Some(LIBRARY_HEADER_V8) => &V8,
+            _ => return Err(XptError::NotXport),
+        };
         if !bytes.len().is_multiple_of(RECORD) {
             return Err(XptError::NotWholeRecords {
                 length: bytes.len(),
             });
         }
-        Ok(Self { bytes })
+        Ok(Self { bytes, layout })
     }
 
     /// The 80-byte record at `offset`, or which record the file was cut before.
@@ -153,7 +190,8 @@ impl<'a> XptFile<'a> {
     fn member(&self) -> Result<MemberHeader, XptError> {
         self.record(80, "first library record")?;
         self.record(160, "second library record")?;
-        let member = self.header(240, MEMBER_HEADER_PREFIX, "member header record")?;
+        let layout = self.layout;
+        let member = self.header(240, layout.member, "member header record")?;
         let namestr_length = match &member[74..78] {
             b"0140" => 140,
             b"0136" => 136,
@@ -164,16 +202,17 @@ impl<'a> XptFile<'a> {
                 })
             }
         };
-        self.header(320, DESCRIPTOR_HEADER_PREFIX, "descriptor header record")?;
-        let dataset_name = text_field(&self.record(400, "member data record")?[8..16]);
+        self.header(320, layout.descriptor, "descriptor header record")?;
+        let name_field = if layout.version == 8 { 8..40 } else { 8..16 };
+        let dataset_name = text_field(&self.record(400, "member data record")?[name_field]);
         let dataset_label = text_field(&self.record(480, "second member data record")?[32..72]);
-        let namestr_header = self.header(560, NAMESTR_HEADER_PREFIX, "namestr header record")?;
-        let variable_count = std::str::from_utf8(&namestr_header[54..58])
-            .ok()
-            .and_then(|digits| digits.parse::<usize>().ok())
-            .ok_or(XptError::BadHeaderNumber {
+        let namestr_header = self.header(560, layout.namestr, "namestr header record")?;
+        // Version 5 writes the count in four digits at 54, SAS's version 8 in six at 52; the
+        // digits before are zeros in both.
+        let variable_count =
+            header_number(namestr_header, 52..58).ok_or(XptError::BadHeaderNumber {
                 field: "variable count",
-                offset: 560 + 54,
+                offset: 560 + 52,
             })?;
         let namestr_start = 640;
         let namestr_end = namestr_start + variable_count * namestr_length;
@@ -184,17 +223,87 @@ impl<'a> XptFile<'a> {
                 length: self.bytes.len(),
             });
         }
-        let variables = read_variables(
+        let mut variables = read_variables(
             &self.bytes[namestr_start..namestr_end],
             namestr_start,
             namestr_length,
+            layout.version,
         )?;
+        let descriptors_end = if layout.version == 8 {
+            self.long_labels(namestr_end, &mut variables)?
+        } else {
+            namestr_end
+        };
         Ok(MemberHeader {
             dataset_name,
             dataset_label,
             variables,
-            namestr_end,
+            descriptors_end,
         })
+    }
+
+    /// Version 8: the `LABELV8` / `LABELV9` records after the namestrs, if any, give labels
+    /// longer than 40 characters; returns where they end.
+    fn long_labels(
+        &self,
+        namestr_end: usize,
+        variables: &mut [Variable],
+    ) -> Result<usize, XptError> {
+        let header_offset = namestr_end.div_ceil(RECORD) * RECORD;
+        let header = self.record(header_offset, "observation header record")?;
+        let with_formats = if header.starts_with(LABELV8_PREFIX) {
+            false
+        } else if header.starts_with(LABELV9_PREFIX) {
+            true
+        } else {
+            return Ok(namestr_end);
+        };
+        let corrupt = |at: usize| XptError::BadHeaderNumber {
+            field: "long label record",
+            offset: at,
+        };
+        // SAS writes the count left-justified after the header's name, padded with blanks.
+        let count = header_number(header, 48..80).ok_or(corrupt(header_offset + 48))?;
+        let mut at = header_offset + RECORD;
+        let short = |at: usize| -> Result<usize, XptError> {
+            let bytes = self.bytes.get(at..at + 2).ok_or(XptError::Truncated {
+                expected: "long label record",
+                offset: at,
+                length: self.bytes.len(),
+            })?;
+            usize::try_from(be_i16(bytes)).map_err(|_| corrupt(at))
+        };
+        for _ in 0..count {
+            let fields = if with_formats { 5 } else { 3 };
+            let lengths: Vec<usize> = (0..fields)
+                .map(|i| short(at + 2 * i))
+                .collect::<Result<_, _>>()?;
+            let (number, name_length, label_length) = (lengths[0], lengths[1], lengths[2]);
+            let texts: usize = lengths[1..].iter().sum();
+            let start = at + 2 * fields;
+            let entry = self
+                .bytes
+                .get(start..start + texts)
+                .ok_or(XptError::Truncated {
+                    expected: "long label record",
+                    offset: start,
+                    length: self.bytes.len(),
+                })?;
+            let label = &entry[name_length..name_length + label_length];
+            let variable = number
+                .checked_sub(1)
+                .and_then(|index| variables.get_mut(index))
+                .ok_or(corrupt(at))?;
+            variable.label = text_field(label);
+            // LABELV9 also spells out a format whose name is longer than 8 (with its width);
+            // a shorter one is in the namestr already.
+            if with_formats && lengths[3] > 8 {
+                let format_start = name_length + label_length;
+                variable.format = text_field(&entry[format_start..format_start + lengths[3]]);
+            }
+            at = start + texts;
+        }
+        Ok(at)
     }
 
     /// Step 6: the observation header, then the observations up to the end of the file (a
@@ -203,12 +312,12 @@ impl<'a> XptFile<'a> {
         let obs_header_offset = namestr_end.div_ceil(RECORD) * RECORD;
         self.header(
             obs_header_offset,
-            OBS_HEADER_PREFIX,
+            self.layout.observations,
             "observation header record",
         )?;
         let data_start = obs_header_offset + RECORD;
         if let Some(second) =
-            memchr::memmem::find_iter(&self.bytes[data_start..], MEMBER_HEADER_PREFIX)
+            memchr::memmem::find_iter(&self.bytes[data_start..], self.layout.member)
                 .map(|at| data_start + at)
                 .find(|offset| (offset - data_start).is_multiple_of(RECORD))
         {
@@ -224,15 +333,17 @@ fn read_variables(
     descriptors: &[u8],
     start: usize,
     namestr_length: usize,
+    version: u8,
 ) -> Result<Vec<Variable>, XptError> {
     let mut variables: Vec<Variable> = Vec::with_capacity(descriptors.len() / namestr_length);
     for (index, namestr) in descriptors.chunks_exact(namestr_length).enumerate() {
         let offset = start + index * namestr_length;
-        let variable = parse_namestr(namestr).map_err(|problem| XptError::BadVariable {
-            index: index + 1,
-            offset,
-            problem,
-        })?;
+        let variable =
+            parse_namestr(namestr, version).map_err(|problem| XptError::BadVariable {
+                index: index + 1,
+                offset,
+                problem,
+            })?;
         if let Some(first) = variables.iter().position(|v| v.name == variable.name) {
             return Err(XptError::DuplicateName {
                 name: variable.name,
@@ -264,7 +375,16 @@ fn be_i16(bytes: &[u8]) -> i16 {
     i16::from_be_bytes([bytes[0], bytes[1]])
 }
 
-fn parse_namestr(namestr: &[u8]) -> Result<Variable, VariableProblem> {
+/// A decimal number in a header record's digits (blanks around it allowed).
+fn header_number(record: &[u8], digits: std::ops::Range<usize>) -> Option<usize> {
+    std::str::from_utf8(&record[digits])
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn parse_namestr(namestr: &[u8], version: u8) -> Result<Variable, VariableProblem> {
     let type_code = be_i16(&namestr[0..2]);
     let length = be_i16(&namestr[4..6]);
     let numeric = match type_code {
@@ -275,10 +395,17 @@ fn parse_namestr(namestr: &[u8]) -> Result<Variable, VariableProblem> {
     if numeric && !(2..=8).contains(&length) {
         return Err(VariableProblem::NumericLength(length));
     }
-    if !numeric && !(1..=200).contains(&length) {
+    let longest_text = if version == 8 { i16::MAX } else { 200 };
+    if !numeric && !(1..=longest_text).contains(&length) {
         return Err(VariableProblem::CharacterLength(length));
     }
-    let raw_name = &namestr[8..16];
+    // Version 8 keeps the full name (up to 32 bytes) at 88; the 8-byte one is its truncation.
+    let raw_name = match version {
+        8 if namestr.len() >= 120 && namestr[88..120].iter().any(|&b| b != b' ' && b != 0) => {
+            &namestr[88..120]
+        }
+        _ => &namestr[8..16],
+    };
     let name = text_field(raw_name).ok_or(VariableProblem::BadName)?;
     if !name.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(VariableProblem::BadName);
@@ -385,6 +512,11 @@ fn decode_columns(
             .into_iter()
             .map(|(index, variable, decoder)| {
                 let column = Column {
+                    // A character variable's length is declared; a number's is its storage.
+                    declared: super::table::DeclaredColumn {
+                        length: (!variable.numeric).then_some(variable.length),
+                        data_type: None,
+                    },
                     name: variable.name,
                     label: variable.label,
                     format: variable.format,

@@ -4,10 +4,11 @@
 
 use crate::domain::{
     confirmation::{AllowedAnswers, ConfirmationQuestion, UnavailableChoice},
-    profile::DatasetProfile,
+    profile::{DatasetProfile, ParameterProfile},
     records::RecordsAnalysis,
     spec::{LowNAction, PlotSpec, RecordFilter, RecordsPerSubjectVisit, YScale},
 };
+use crate::question::matcher::parameters_named_equally;
 
 fn list_text(items: &[String]) -> String {
     if items
@@ -47,12 +48,19 @@ pub fn confirmation_questions(
     profile: &DatasetProfile,
     records: &RecordsAnalysis,
 ) -> Vec<ConfirmationQuestion> {
-    let treatment_levels = profile
+    let levels_of = profile
         .treatment_levels
         .iter()
-        .find(|l| l.column == spec.treatment.column)
+        .find(|l| l.column == spec.treatment.column);
+    let treatment_levels = levels_of
         .map(|l| l.levels.clone())
         .unwrap_or_else(|| spec.treatment.levels.clone());
+    // Which rule ordered the levels offered (an order variable, placebo and doses, first
+    // appearance), so the order can be checked rather than trusted.
+    let levels_why = match levels_of.filter(|l| !l.order_why.is_empty()) {
+        Some(l) => format!("Panel order and the levels kept change the plot; records of other levels are dropped. Proposed: {}.", l.order_why),
+        None => "Panel order and the levels kept change the plot; records of other levels are dropped.".to_owned(),
+    };
     let visits = profile
         .visit_levels
         .iter()
@@ -81,7 +89,7 @@ pub fn confirmation_questions(
             "Which treatment levels are shown, in which panel order?",
             Some(list_text(&spec.treatment.levels)),
             AllowedAnswers::OrderedSubsetOf { items: treatment_levels },
-            "Panel order and the levels kept change the plot; records of other levels are dropped.",
+            &levels_why,
         ),
         q(
             "value_variable",
@@ -125,6 +133,7 @@ fn q(
 }
 
 /// Which parameter: those with numbers in the value column; the others listed as unavailable.
+/// Left open by a tie, it names the parameters the question named equally well.
 fn parameter_question(spec: &PlotSpec, profile: &DatasetProfile) -> ConfirmationQuestion {
     let (plottable, not_plottable): (Vec<_>, Vec<_>) = profile
         .parameters
@@ -139,6 +148,15 @@ fn parameter_question(spec: &PlotSpec, profile: &DatasetProfile) -> Confirmation
         },
         "The plot shows one parameter; the question's words were matched to a code, a label's words or a synonym.",
     );
+    if spec.parameter.is_none() {
+        let tied = parameters_named_equally(&spec.question, profile, &spec.value_column);
+        if let Some(names) = names_of_tied(&tied) {
+            parameter.why = format!(
+                "The question names {names} equally well: choose one. {}",
+                parameter.why
+            );
+        }
+    }
     parameter.unavailable = not_plottable
         .iter()
         .map(|p| UnavailableChoice {
@@ -150,6 +168,22 @@ fn parameter_question(spec: &PlotSpec, profile: &DatasetProfile) -> Confirmation
         })
         .collect();
     parameter
+}
+
+/// `DIABP (Diastolic Blood Pressure (mmHg)) and SYSBP (Systolic Blood Pressure (mmHg))`, when
+/// there are two or more.
+fn names_of_tied(tied: &[&ParameterProfile]) -> Option<String> {
+    let named: Vec<String> = tied
+        .iter()
+        .map(|p| match p.labels.first() {
+            Some(label) => format!("{} ({label})", p.code),
+            None => p.code.clone(),
+        })
+        .collect();
+    match named.as_slice() {
+        [] | [_] => None,
+        [first @ .., last] => Some(format!("{} and {last}", first.join(", "))),
+    }
 }
 
 /// Which treatment variable: those with a value; the empty ones listed as unavailable.

@@ -1,6 +1,7 @@
 //! The deterministic question matcher: the user's words plus the dataset profile give a draft
 //! plot spec and notes saying which words chose what. No network and no model: word matching
-//! against parameter codes and labels, visit labels and a few fixed phrases.
+//! against parameter codes and whole labels (every word of the question counts), visit labels
+//! and a few fixed phrases.
 
 use crate::domain::{
     matcher::{MatchError, MatchNote},
@@ -17,7 +18,7 @@ use crate::domain::{
 mod parameter;
 
 use parameter::choose_parameter;
-pub use parameter::SYNONYMS;
+pub use parameter::{parameters_named_equally, SYNONYMS};
 
 /// Lowercase words of `text` (letters, digits and `_`): punctuation, apostrophes, hyphens and
 /// parentheses separate words, so "Fridericia's" gives "fridericia".
@@ -145,7 +146,7 @@ pub fn propose_draft(
             looked_for: "PARAMCD",
         })?;
     let (parameter, parameter_note) =
-        choose_parameter(&q, profile, parameter_column, &value_column);
+        choose_parameter(&q, &profile.parameters, parameter_column, &value_column);
     notes.extend([parameter_note, value]);
     let (treatment, treatment_note) = choose_treatment(&q, profile)?;
     notes.push(treatment_note);
@@ -325,11 +326,16 @@ fn choose_treatment(
         }
     };
     let levels_of = profile.treatment_levels.iter().find(|l| l.column == column);
-    let level_order = match levels_of.and_then(|l| l.order_column.as_deref()) {
-        Some(order) => format!("levels ordered by {order}"),
-        None => format!(
-            "levels in order of first appearance in the data (there is no {column}N to order them)"
-        ),
+    // The profile names the rule that ordered the levels (their own order variable, a related
+    // one, placebo and doses, first appearance); an older profile without it, the order column.
+    let level_order = match levels_of {
+        Some(levels) if !levels.order_why.is_empty() => levels.order_why.clone(),
+        _ => match levels_of.and_then(|l| l.order_column.as_deref()) {
+            Some(order) => format!("levels ordered by {order}"),
+            None => format!(
+                "levels in order of first appearance in the data (there is no {column}N to order them)"
+            ),
+        },
     };
     let why = format!("{column}: {level_order}");
     let treatment = TreatmentChoice {

@@ -1,8 +1,9 @@
 //! The records a spec selects, counted per subject and visit: which rows the parameter, filters,
 //! treatment levels and visits keep; the record choice applied on top ("Which record per subject
 //! and visit?"); and the analysis that finds the columns telling several records of one subject
-//! at one visit apart, with what each way of keeping one would do. Confirmation, the snapshot
-//! and the draft share these, so they cannot disagree on what is selected.
+//! at one visit apart, with what each way of keeping one would do (`choices`: one option per
+//! set of records kept). Confirmation, the snapshot and the draft share these, so they cannot
+//! disagree on what is selected.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -13,9 +14,11 @@ use crate::domain::{
 };
 use crate::ingest::table::{ColumnData, Table, TextValues};
 
-/// A column is offered as telling records apart only if it has at most this many distinct
-/// values among the duplicated records (a time stamp or a sequence number is not a choice).
-const MAX_VALUES_PER_COLUMN: usize = 12;
+mod choices;
+#[cfg(test)]
+mod tests;
+
+use choices::{propose, Selection};
 
 /// The examples quoted in the question.
 const QUOTED_EXAMPLES: usize = 3;
@@ -266,28 +269,32 @@ pub fn analyse_records(spec: &PlotSpec, table: &Table) -> RecordsAnalysis {
         rows: &rows,
         counts: &counts,
     };
-    let mut options = selection.options(table);
-    // Analysis flags first, then the options that settle most.
-    options.sort_by_key(|o| {
-        (
-            !is_analysis_flag(o.answer.split('=').next().unwrap_or_default()),
-            o.still_several,
-            o.baseline_lost,
-            o.subject_visits_lost,
-        )
-    });
+    let mut options = selection.grouped_options(table);
+    // The options that settle most first; a stable sort, so ties keep the order found (table
+    // column order, then values in order of first appearance). The proposal is looked for in
+    // this order.
+    options.sort_by_key(|o| (o.still_several, o.baseline_lost, o.subject_visits_lost));
+    let (proposal, why) = propose(&options);
+    // The proposal leads; `every` comes last.
+    if let Some(RecordsPerSubjectVisit::OneWhere { column, value }) = &proposal {
+        let answer = format!("{column}={value}");
+        if let Some(index) = options.iter().position(|o| o.answer == answer) {
+            let proposed = options.remove(index);
+            options.insert(0, proposed);
+        }
+    }
     options.push(RecordOption {
         answer: "every".to_owned(),
         description: format!(
             "keep every record ({} records): boxes pool several records of a subject, N counts records as well as subjects, and the plot says so",
             rows.len()
         ),
+        aliases: Vec::new(),
         resolves: 0,
         still_several: with_several,
         subject_visits_lost: 0,
         baseline_lost: 0,
     });
-    let (proposal, why) = propose(&options);
     RecordsAnalysis {
         subject_visits: counts.len(),
         with_several,
@@ -297,186 +304,6 @@ pub fn analyse_records(spec: &PlotSpec, table: &Table) -> RecordsAnalysis {
         proposal,
         why,
     }
-}
-
-/// The selection being analysed: its rows and how many records each subject × visit has.
-struct Selection<'a> {
-    spec: &'a PlotSpec,
-    columns: &'a SelectionColumns<'a>,
-    rows: &'a [usize],
-    counts: &'a HashMap<(u32, u32, u32), u32>,
-}
-
-impl Selection<'_> {
-    /// One option per value of every text column that tells the records of one subject at one
-    /// visit apart (the spec's own columns aside).
-    fn options(&self, table: &Table) -> Vec<RecordOption> {
-        let spec = self.spec;
-        let role_columns: Vec<&str> = [
-            spec.subject_column.as_str(),
-            spec.treatment.column.as_str(),
-            spec.visit.column.as_str(),
-        ]
-        .into_iter()
-        .chain(spec.parameter.as_ref().map(|p| p.column.as_str()))
-        .chain(spec.filters.iter().map(|f| f.column.as_str()))
-        .collect();
-        let duplicated_rows: Vec<usize> = self
-            .rows
-            .iter()
-            .copied()
-            .filter(|&row| self.counts[&self.columns.key(row)] > 1)
-            .collect();
-        let mut options = Vec::new();
-        for column in &table.columns {
-            let ColumnData::Character(values) = &column.data else {
-                continue;
-            };
-            if role_columns.contains(&column.name.as_str()) || column.name == "PARAM" {
-                continue;
-            }
-            let Some(distinct) = self.telling_apart(values, &duplicated_rows) else {
-                continue;
-            };
-            // One option per value; blank levels and missing are one "blank" option.
-            let mut seen_values: Vec<String> = Vec::new();
-            for code in distinct {
-                let value = values.level(code).unwrap_or_default().trim().to_owned();
-                if seen_values.contains(&value) {
-                    continue;
-                }
-                options.push(self.option(&column.name, values, &value));
-                seen_values.push(value);
-            }
-        }
-        options
-    }
-
-    /// The codes the column takes among the duplicated records (first appearance first), when
-    /// its value varies within one subject × visit and it has few enough values to be a choice.
-    fn telling_apart(&self, values: &TextValues, duplicated_rows: &[usize]) -> Option<Vec<u32>> {
-        let mut distinct: Vec<u32> = Vec::new();
-        let mut first_code: HashMap<(u32, u32, u32), u32> = HashMap::new();
-        let mut varies = false;
-        for &row in duplicated_rows {
-            let code = values.code(row);
-            if !distinct.contains(&code) {
-                distinct.push(code);
-            }
-            let first = *first_code.entry(self.columns.key(row)).or_insert(code);
-            varies |= first != code;
-            if distinct.len() > MAX_VALUES_PER_COLUMN {
-                return None;
-            }
-        }
-        varies.then_some(distinct)
-    }
-
-    /// What keeping only the records where `column` is `value` would do.
-    fn option(&self, column: &str, values: &TextValues, value: &str) -> RecordOption {
-        let kept = codes_matching(values, value);
-        let after = records_per_key(
-            self.columns,
-            &self
-                .rows
-                .iter()
-                .copied()
-                .filter(|&row| kept[values.code(row) as usize])
-                .collect::<Vec<_>>(),
-        );
-        let is_baseline = |visit: u32| {
-            self.spec
-                .visit
-                .visits
-                .get(visit as usize)
-                .is_some_and(|v| v.eq_ignore_ascii_case("baseline"))
-        };
-        let mut option = RecordOption {
-            answer: format!("{column}={value}"),
-            description: String::new(),
-            resolves: 0,
-            still_several: 0,
-            subject_visits_lost: 0,
-            baseline_lost: 0,
-        };
-        for (key, before) in self.counts {
-            match after.get(key).copied().unwrap_or(0) {
-                0 => {
-                    option.subject_visits_lost += 1;
-                    option.baseline_lost += usize::from(is_baseline(key.2));
-                }
-                1 => option.resolves += usize::from(*before > 1),
-                _ => option.still_several += 1,
-            }
-        }
-        let kept_records: usize = after.values().map(|n| *n as usize).sum();
-        option.description = describe_option(column, value, kept_records, &option);
-        option
-    }
-}
-
-/// The proposed record choice among `options` and why: an analysis flag = Y that settles it,
-/// else DTYPE = AVERAGE, else none.
-fn propose(options: &[RecordOption]) -> (Option<RecordsPerSubjectVisit>, String) {
-    let settling_with = |column_test: fn(&str) -> bool, wanted: &str| {
-        options.iter().find(|o| {
-            o.settles_it()
-                && matches!(o.answer.split_once('='), Some((c, v)) if column_test(c) && v == wanted)
-        })
-    };
-    let (proposal, why) = if let Some(flag) = settling_with(is_analysis_flag, "Y") {
-        (
-            Some(flag.answer.clone()),
-            format!("Proposed: {}, an analysis flag that leaves one record per subject and visit without dropping baseline.", flag.answer),
-        )
-    } else if let Some(average) = settling_with(|c| c == "DTYPE", "AVERAGE") {
-        (
-            Some(average.answer.clone()),
-            format!("Proposed: {}, the derived average, which leaves one record per subject and visit without dropping baseline (no analysis flag does).", average.answer),
-        )
-    } else {
-        (
-            None,
-            "Nothing is proposed: no analysis flag (ANLxxFL = Y) and no DTYPE = AVERAGE leaves one record per subject and visit without dropping baseline; choose one.".to_owned(),
-        )
-    };
-    let proposal = proposal.map(|answer| {
-        let (column, value) = answer.split_once('=').unwrap_or_default();
-        RecordsPerSubjectVisit::OneWhere {
-            column: column.to_owned(),
-            value: value.to_owned(),
-        }
-    });
-    (proposal, why)
-}
-
-/// "ATPT = STANDING 1 MIN: keeps 255 records; 3 subject × visits still have several; 2 lose
-/// every record (1 baseline)".
-fn describe_option(column: &str, value: &str, kept: usize, option: &RecordOption) -> String {
-    let shown = if value.is_empty() {
-        format!("{column} blank")
-    } else {
-        format!("{column} = {value}")
-    };
-    let mut text = format!("{shown}: keeps {kept} records");
-    if option.still_several == 0 {
-        text.push_str(", one per subject and visit");
-    } else {
-        text.push_str(&format!(
-            "; {} subject × visits still have several",
-            option.still_several
-        ));
-    }
-    if option.subject_visits_lost > 0 {
-        text.push_str(&format!(
-            "; {} subject × visits lose every record",
-            option.subject_visits_lost
-        ));
-        if option.baseline_lost > 0 {
-            text.push_str(&format!(" ({} at baseline)", option.baseline_lost));
-        }
-    }
-    text
 }
 
 /// Records with a value per visit of the spec (before any record choice): visits a draft

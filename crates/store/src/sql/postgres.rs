@@ -26,8 +26,14 @@ use super::{Dialect, Sql, SqlError, SqlRow, SqlValue};
 use crate::db::{check_applied, migration_hash, AppliedMismatch};
 
 /// The schema migrations, in order: (version, name, SQL).
-pub const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "schema", include_str!("../postgres/0001_schema.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "schema", include_str!("../postgres/0001_schema.sql")),
+    (
+        2,
+        "dataset_json_format",
+        include_str!("../postgres/0002_dataset_json_format.sql"),
+    ),
+];
 
 /// The advisory lock every transaction takes first (see the module documentation).
 const WRITER_LOCK: i64 = 0x6164_616d_7669_7a01; // "adamviz" and 1

@@ -15,12 +15,9 @@ pub enum XptError {
         /// The budget.
         budget_bytes: u64,
     },
-    /// The first record is not the XPORT v5 library header.
-    #[error("not a SAS XPORT v5 file: the first 80 bytes are not the library header record")]
+    /// The first record is not an XPORT library header (version 5 or 8).
+    #[error("not a SAS XPORT file: the first 80 bytes are not the library header record of version 5 or 8")]
     NotXport,
-    /// An XPORT version 8 file (long names), which this reader does not accept.
-    #[error("SAS XPORT version 8 (LIBV8) is not supported; export the dataset as XPORT version 5")]
-    Version8,
     /// The file length is not a whole number of 80-byte records.
     #[error(
         "SAS XPORT file is truncated or corrupt: its length {length} bytes is not a multiple of 80"
@@ -102,8 +99,8 @@ pub enum VariableProblem {
     /// Numeric length outside 2–8.
     #[error("numeric length {0} is outside 2..=8")]
     NumericLength(i16),
-    /// Character length outside 1–200.
-    #[error("character length {0} is outside 1..=200")]
+    /// Character length outside 1–200 (version 5) or 1–32767 (version 8).
+    #[error("character length {0} is outside 1..=200 (1..=32767 in version 8)")]
     CharacterLength(i16),
     /// The name is blank or not printable ASCII.
     #[error("the name is blank or not printable ASCII")]

@@ -1,7 +1,13 @@
 //! Which parameter a question names: each parameter's code, the words of its labels and a small
-//! synonym table scored against the question's words, best first, with the words that decided.
+//! synonym table read together against the question's words ([`score`]), the best proposed only
+//! when no other is named as well, with the words that decided ([`explain`]).
 
 use super::*;
+
+mod explain;
+mod score;
+
+use score::{parameter_matches, ParameterMatch};
 
 /// Other names of frequent lab and vital-sign parameters: a phrase of the question (lowercase
 /// words) and the CDISC codes it names. Applied only to codes present in the data.
@@ -74,146 +80,6 @@ const NOT_PARAMETER_WORDS: [&str; 40] = [
     "scale",
 ];
 
-/// The words of a parameter label without its trailing "(unit)": "QTcF - Fridericia's
-/// Correction Formula Rederived (ms)" gives qtcf, fridericia, s, correction, formula, rederived.
-fn label_words(label: &str) -> Vec<String> {
-    let trimmed = label.trim_end();
-    let name = match trimmed.strip_suffix(')').and_then(|inner| inner.rfind('(')) {
-        Some(open) => &trimmed[..open],
-        None => trimmed,
-    };
-    words(name)
-}
-
-/// How strongly the question names one parameter, and by which words.
-struct ParameterMatch<'a> {
-    parameter: &'a ParameterProfile,
-    /// Code 1000; words of its label 100 + the sum of 1 / (parameters whose label has the
-    /// word), so a rarer word weighs more; a synonym 50.
-    score: f64,
-    words: Vec<String>,
-    how: String,
-}
-
-/// Every parameter the question names, best first.
-fn parameter_matches<'a>(
-    question: &[String],
-    parameters: &'a [ParameterProfile],
-) -> Vec<ParameterMatch<'a>> {
-    let label_words_of: Vec<Vec<String>> = parameters
-        .iter()
-        .map(|p| {
-            let mut all: Vec<String> = p.labels.iter().flat_map(|l| label_words(l)).collect();
-            all.sort();
-            all.dedup();
-            all
-        })
-        .collect();
-    let document_frequency = |word: &str| {
-        label_words_of
-            .iter()
-            .filter(|ws| ws.iter().any(|w| w == word))
-            .count()
-            .max(1)
-    };
-    let content_words: Vec<&String> = question
-        .iter()
-        .filter(|w| !NOT_PARAMETER_WORDS.contains(&w.as_str()))
-        .filter(|w| w.len() > 1 && !w.chars().all(|c| c.is_ascii_digit()))
-        .collect();
-    let mut found: Vec<ParameterMatch> = parameters
-        .iter()
-        .zip(&label_words_of)
-        .filter_map(|(parameter, label_words)| {
-            let code = parameter.code.to_lowercase();
-            if question.contains(&code) {
-                return Some(ParameterMatch {
-                    parameter,
-                    score: 1000.0,
-                    words: vec![code.clone()],
-                    how: format!("the word {code:?} is its code"),
-                });
-            }
-            label_match(parameter, label_words, &content_words, &document_frequency)
-                .or_else(|| synonym_match(question, parameter))
-        })
-        .collect();
-    // Best first; among equals a measured code before a derived-looking one.
-    found.sort_by(|a, b| {
-        b.score.total_cmp(&a.score).then(
-            a.parameter
-                .derived_looking
-                .cmp(&b.parameter.derived_looking),
-        )
-    });
-    found
-}
-
-/// The question's content words found in the parameter's label words, scored 100 plus the
-/// rarity of each word (see [`ParameterMatch::score`]).
-fn label_match<'a>(
-    parameter: &'a ParameterProfile,
-    label_words: &[String],
-    content_words: &[&String],
-    document_frequency: &dyn Fn(&str) -> usize,
-) -> Option<ParameterMatch<'a>> {
-    let mut matched: Vec<String> = content_words
-        .iter()
-        .filter(|w| label_words.contains(w))
-        .map(|w| (*w).clone())
-        .collect();
-    matched.dedup();
-    if matched.is_empty() {
-        return None;
-    }
-    let score = 100.0
-        + matched
-            .iter()
-            .map(|w| 1.0 / document_frequency(w) as f64)
-            .sum::<f64>();
-    let how = format!(
-        "the word{} {} {} in its label {:?}",
-        if matched.len() > 1 { "s" } else { "" },
-        matched
-            .iter()
-            .map(|w| format!("{w:?}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        if matched.len() > 1 { "are" } else { "is" },
-        parameter
-            .labels
-            .first()
-            .map(String::as_str)
-            .unwrap_or_default()
-    );
-    Some(ParameterMatch {
-        parameter,
-        score,
-        words: matched,
-        how,
-    })
-}
-
-/// A phrase of the synonym table in the question that names the parameter's code.
-fn synonym_match<'a>(
-    question: &[String],
-    parameter: &'a ParameterProfile,
-) -> Option<ParameterMatch<'a>> {
-    let (phrase, _) = SYNONYMS.iter().find(|(phrase, codes)| {
-        codes.contains(&parameter.code.as_str()) && contains_phrase(question, phrase)
-    })?;
-    let phrase = phrase.join(" ");
-    Some(ParameterMatch {
-        parameter,
-        score: 50.0,
-        words: vec![phrase.clone()],
-        how: format!(
-            "{phrase:?} is another name of {} (adamviz's synonym table)",
-            parameter.code
-        ),
-    })
-}
-
 /// `PARAMCD = ALT (Alanine Aminotransferase (U/L))`.
 fn describe_parameter(column: &str, parameter: &ParameterProfile) -> String {
     format!(
@@ -227,15 +93,80 @@ fn describe_parameter(column: &str, parameter: &ParameterProfile) -> String {
     )
 }
 
+/// The parameters named best by `question`, and of those the ones with numbers in
+/// `value_column`: what a proposal is chosen from.
+struct BestNamed<'a> {
+    matches: Vec<ParameterMatch<'a>>,
+    /// How many of `matches` (the first ones) rank equal to the best.
+    top: usize,
+    /// Indexes into `matches` of the top ones with numbers in the value column.
+    plottable: Vec<usize>,
+}
+
+fn best_named<'a>(
+    question: &[String],
+    parameters: &'a [ParameterProfile],
+    value_column: &str,
+) -> BestNamed<'a> {
+    let matches = parameter_matches(question, parameters);
+    let top = matches
+        .iter()
+        .take_while(|m| m.rank() == matches[0].rank())
+        .count();
+    let plottable = (0..top)
+        .filter(|i| matches[*i].parameter.has_values_in(value_column))
+        .collect();
+    BestNamed {
+        matches,
+        top,
+        plottable,
+    }
+}
+
+/// The parameters the chosen one (`chosen`, an index into `best.matches`) was preferred to:
+/// the best ones that cannot be plotted, else all of the rank below the best.
+fn next_best<'b, 'a>(best: &'b BestNamed<'a>, chosen: usize) -> Vec<&'b ParameterMatch<'a>> {
+    let not_plottable: Vec<&ParameterMatch> = (0..best.top)
+        .filter(|i| *i != chosen && !best.plottable.contains(i))
+        .map(|i| &best.matches[i])
+        .collect();
+    if !not_plottable.is_empty() {
+        return not_plottable;
+    }
+    let below = &best.matches[best.top..];
+    below
+        .iter()
+        .take_while(|m| m.rank() == below[0].rank())
+        .collect()
+}
+
+/// The parameters `question` names equally well, when more than one of them could be plotted
+/// from `value_column`: the tie that leaves the parameter question open. Empty otherwise.
+pub fn parameters_named_equally<'a>(
+    question: &str,
+    profile: &'a DatasetProfile,
+    value_column: &str,
+) -> Vec<&'a ParameterProfile> {
+    let best = best_named(&words(question), &profile.parameters, value_column);
+    if best.plottable.len() < 2 {
+        return Vec::new();
+    }
+    best.plottable
+        .iter()
+        .map(|i| best.matches[*i].parameter)
+        .collect()
+}
+
 /// The parameter the question names, if exactly one plottable parameter is named best; the
-/// note says which words matched what, or why nothing is proposed.
+/// note says which words matched what and which decided against the next best, or why nothing
+/// is proposed.
 pub(super) fn choose_parameter<'a>(
     question: &[String],
-    profile: &'a DatasetProfile,
+    parameters: &'a [ParameterProfile],
     column: &str,
     value_column: &str,
 ) -> (Option<&'a ParameterProfile>, MatchNote) {
-    let matches = parameter_matches(question, &profile.parameters);
+    let best = best_named(question, parameters, value_column);
     let note = |words: Vec<String>, chosen: String, why: String| MatchNote {
         field: "parameter".to_owned(),
         words,
@@ -243,7 +174,7 @@ pub(super) fn choose_parameter<'a>(
         why,
     };
     let no_proposal = "no proposal".to_owned();
-    let Some(best) = matches.first() else {
+    let Some(first) = best.matches.first() else {
         return (
             None,
             note(
@@ -253,52 +184,128 @@ pub(super) fn choose_parameter<'a>(
             ),
         );
     };
-    // The parameters named best; of those, the ones with numbers in the value column.
-    let top: Vec<&ParameterMatch> = matches
-        .iter()
-        .take_while(|m| {
-            m.score == best.score && m.parameter.derived_looking == best.parameter.derived_looking
-        })
-        .collect();
-    let plottable: Vec<&&ParameterMatch> = top
-        .iter()
-        .filter(|m| m.parameter.has_values_in(value_column))
-        .collect();
-    match plottable.as_slice() {
+    match best.plottable.as_slice() {
         [] => (
             None,
             note(
-                best.words.clone(),
+                first.words(),
                 no_proposal,
                 format!(
                     "{} matched ({}), but it has no numbers in {value_column} (a text result is not plotted as a boxplot); choose a parameter",
-                    describe_parameter(column, best.parameter),
-                    best.how
+                    describe_parameter(column, first.parameter),
+                    explain::how_named(first)
                 ),
             ),
         ),
-        [only] => (
-            Some(only.parameter),
-            note(
-                only.words.clone(),
-                describe_parameter(column, only.parameter),
-                only.how.clone(),
-            ),
-        ),
-        several => (
-            None,
-            note(
-                best.words.clone(),
-                no_proposal,
-                format!(
-                    "the question names {} equally well; choose one",
-                    several
-                        .iter()
-                        .map(|m| m.parameter.code.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+        [only] => {
+            let chosen = &best.matches[*only];
+            let mut why = explain::how_named(chosen);
+            let next_best = next_best(&best, *only);
+            if !next_best.is_empty() {
+                why.push_str("; ");
+                why.push_str(&explain::decided_against(chosen, &next_best, value_column));
+            }
+            (
+                Some(chosen.parameter),
+                note(
+                    chosen.words(),
+                    describe_parameter(column, chosen.parameter),
+                    why,
                 ),
+            )
+        }
+        several => {
+            let tied: Vec<&ParameterMatch> = several.iter().map(|i| &best.matches[*i]).collect();
+            let mut tied_words: Vec<String> = Vec::new();
+            for word in question {
+                if tied.iter().any(|m| m.words().contains(word)) && !tied_words.contains(word) {
+                    tied_words.push(word.clone());
+                }
+            }
+            (None, note(tied_words, no_proposal, explain::tie(&tied)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parameter with `numbers` values in AVAL.
+    fn parameter(code: &str, label: &str, numbers: usize) -> ParameterProfile {
+        ParameterProfile {
+            code: code.to_owned(),
+            labels: vec![label.to_owned()],
+            records: 1,
+            units: Vec::new(),
+            unit_source: None,
+            derived_looking: code.starts_with('_'),
+            values: [("AVAL".to_owned(), numbers)].into(),
+        }
+    }
+
+    fn choose(question: &str, parameters: &[ParameterProfile]) -> (Option<String>, MatchNote) {
+        let (chosen, note) = choose_parameter(&words(question), parameters, "PARAMCD", "AVAL");
+        (chosen.map(|p| p.code.clone()), note)
+    }
+
+    #[test]
+    fn a_tie_proposes_nothing_and_names_every_tied_parameter() {
+        let vitals = [
+            parameter("SYSBP", "Systolic Blood Pressure (mmHg)", 5),
+            parameter("DIABP", "Diastolic Blood Pressure (mmHg)", 5),
+        ];
+        let (chosen, note) = choose("blood pressure by visit", &vitals);
+        assert_eq!(chosen, None);
+        assert_eq!(note.chosen, "no proposal");
+        assert_eq!(note.words, ["blood", "pressure"]);
+        assert_eq!(
+            note.why,
+            "the question names SYSBP, DIABP equally well (each by \"blood\", \"pressure\") and none of its words tells them apart; choose one"
+        );
+    }
+
+    #[test]
+    fn an_equal_parameter_without_numbers_is_named_as_the_reason_for_the_choice() {
+        let ecg = [
+            parameter("HRINTP", "Heart Rate Interpretation", 0),
+            parameter("HRMEAN", "Heart Rate Mean (beats/min)", 5),
+        ];
+        let (chosen, note) = choose("heart rate", &ecg);
+        assert_eq!(chosen.as_deref(), Some("HRMEAN"));
+        assert!(
+            note.why.ends_with(
+                "HRINTP matches as well (\"heart\", \"rate\"), but has no numbers in AVAL"
             ),
-        ),
+            "{}",
+            note.why
+        );
+    }
+
+    #[test]
+    fn a_measured_code_is_preferred_to_a_derived_looking_one_and_said_so() {
+        let labs = [
+            parameter("_ALB", "Albumin (g/L)", 5),
+            parameter("ALB", "Albumin (g/L)", 5),
+        ];
+        let (chosen, note) = choose("albumin", &labs);
+        assert_eq!(chosen.as_deref(), Some("ALB"));
+        assert!(
+            note.why
+                .ends_with("_ALB matches as well (\"albumin\"), but its code looks derived"),
+            "{}",
+            note.why
+        );
+    }
+
+    #[test]
+    fn the_best_without_numbers_is_not_replaced_by_a_lesser_match() {
+        let ecg = [
+            parameter("EGINTP", "ECG Interpretation", 0),
+            parameter("EGHR", "ECG Heart Rate (beats/min)", 5),
+        ];
+        let (chosen, note) = choose("ECG interpretation", &ecg);
+        assert_eq!(chosen, None);
+        assert!(note.why.contains("no numbers in AVAL"), "{}", note.why);
     }
 }
