@@ -5,7 +5,10 @@
 //! an error naming the row, line and column.
 #![cfg(feature = "ssr")]
 
-use std::{path::PathBuf, process::Command, sync::OnceLock};
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::{path::PathBuf, sync::OnceLock};
 
 use adamviz::{
     domain::digest::Sha256Digest,
@@ -136,19 +139,8 @@ struct Run {
 }
 
 fn governed_run(dir: &std::path::Path, data: &std::path::Path, question: &str) -> Run {
-    let adamviz = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_adamviz"))
-            .args(args)
-            .env("ADAMVIZ_DATA_DIR", dir.join("data"))
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let data_dir = dir.join("data");
+    let adamviz = |args: &[&str]| cli::ok(cli::adamviz(args, &data_dir));
     let data = data.to_str().unwrap();
     let draft_path = dir.join("draft.json");
     std::fs::write(

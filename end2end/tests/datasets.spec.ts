@@ -115,6 +115,8 @@ test("a CDISC Dataset-JSON file is read with the labels its metadata gives", asy
   await expect(page.getByRole("row", { name: /AVAL/ })).toContainText("Analysis Value");
   await expect(page.getByRole("row", { name: /ADT/ })).toContainText("numeric (date, DATE9.)");
   await expect(page.getByRole("row", { name: /USUBJID/ })).toContainText("character (string, length 11)");
+  await shoot(page, "dataset-json");
+  await shoot(page, "dataset-json-800", 800);
 });
 
 test("without the author role there is no upload form", async ({ page }) => {
