@@ -289,3 +289,45 @@ mod ledger_on_postgres {
         assert_eq!((report.records, report.first_break), (2, None));
     }
 }
+
+#[test]
+fn a_postgresql_database_from_before_dataset_json_keeps_its_datasets() {
+    let server = postgres::Postgres::start();
+    let connection = PgConnection::connect(&server.url(), Driver::new()).unwrap();
+    migrate(&connection).unwrap();
+    // Back to the schema before migration 2, with a dataset row in it.
+    connection
+        .batch_execute(
+            "DELETE FROM schema_migrations WHERE version = 2;
+             ALTER TABLE datasets DROP CONSTRAINT datasets_format_check;
+             ALTER TABLE datasets ADD CONSTRAINT datasets_format_check
+                 CHECK (format IN ('csv', 'xpt'));",
+        )
+        .unwrap();
+    let insert = |format: &str, hash: char| {
+        connection.execute(
+            "INSERT INTO datasets (content_hash, file_name, format, classification, row_count,
+                 column_count, dataset_name, size, uploaded_by, uploaded_by_name, uploaded_at)
+             VALUES (?1, 'adlbc.xpt', ?2, 'deidentified', 74264, 46, 'ADLBC', 34190640, NULL,
+                 'migrated', '2026-12-01T00:00:00Z')",
+            sql_params![hash.to_string().repeat(64), format.to_owned()],
+        )
+    };
+    insert("xpt", 'a').unwrap();
+    assert!(
+        insert("dataset_json", 'b').is_err(),
+        "the old rule refuses it"
+    );
+    migrate(&connection).unwrap();
+    let kept: String = connection
+        .query_one("SELECT format FROM datasets", &[])
+        .unwrap()
+        .get(0)
+        .unwrap();
+    assert_eq!(kept, "xpt");
+    insert("dataset_json", 'b').unwrap();
+    assert!(insert("parquet", 'c').is_err());
+    assert!(connection
+        .execute("UPDATE datasets SET row_count = 1", &[])
+        .is_err());
+}
