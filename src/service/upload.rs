@@ -1,7 +1,8 @@
 //! Receiving an upload: check the declared classification, stream the raw bytes into the object
-//! store (hashing them in the same pass, refusing them past the size limit), then parse them.
-//! The raw bytes are stored before parsing, so a dataset's content hash is always the hash of
-//! exactly what was received. With a shared bucket the bytes are published to it only once they
+//! store (hashed on a second thread as they are written, refused past the size limit), then
+//! parse the written file while it is made durable. The raw bytes are written before parsing
+//! and are in the store when the upload returns, so a dataset's content hash is always the hash
+//! of exactly what was received. With a shared bucket the bytes are published to it only once they
 //! have been read and accepted.
 
 use std::io::Read;
@@ -56,11 +57,11 @@ pub fn receive_upload(
     let classification: DataClassification = declared_classification.parse()?;
     // Kept on this node until a reader accepts it: bytes no reader accepts never reach a
     // shared bucket.
-    let object = store.put_stream_local(input, limit)?;
-    // Parsed from the stored file through a read-only mapping, never copied whole into
-    // memory; its bytes were hashed on their way in (the object's name), so they are not hashed
-    // a second time here.
-    let table = read_dataset_file(&store.path_of(&object.digest)).map_err(|error| match error {
+    // Parsed from the written file through a read-only mapping, never copied whole into
+    // memory, while the file is synced; its bytes were hashed on their way in (the object's
+    // name), so they are not hashed a second time here.
+    let (object, table) = store.put_stream_local_inspecting(input, limit, read_dataset_file)?;
+    let table = table.map_err(|error| match error {
         FileReadError::Content(source) => UploadError::Unreadable { object, source },
         FileReadError::Io { path, source } => {
             UploadError::Store(ObjectStoreError::Io { path, source })

@@ -7,13 +7,14 @@
 //! ([`remote`]); the local folder then holds this node's copy of the objects it wrote or read,
 //! each fetched object re-hashed before it is kept or used.
 
+mod intake;
 mod remote;
 
 pub use remote::{LocationError, RemoteError, RemoteLocation};
 
 use std::{
     fs,
-    io::{self, Read, Write},
+    io::{self, Read},
     path::{Path, PathBuf},
 };
 
@@ -265,57 +266,51 @@ impl ObjectStore {
     /// [`ObjectStore::publish`]).
     pub fn put_stream_local(
         &self,
-        mut input: impl Read,
+        input: impl Read,
         limit: u64,
     ) -> Result<StoredObject, ObjectStoreError> {
+        self.put_stream_local_inspecting(input, limit, |_| ())
+            .map(|(object, ())| object)
+    }
+
+    /// [`ObjectStore::put_stream_local`], calling `inspect` on the complete file (by its
+    /// temporary path) while the file is made durable on another thread: an upload's reader
+    /// then parses the bytes during the `fsync` instead of after it. The object is in place
+    /// when this returns, whatever `inspect` found.
+    pub fn put_stream_local_inspecting<T>(
+        &self,
+        input: impl Read,
+        limit: u64,
+        inspect: impl FnOnce(&Path) -> T,
+    ) -> Result<(StoredObject, T), ObjectStoreError> {
         let tmp_dir = self.root.join("tmp");
         // The writer's pid in the name tells a leftover of a process that is gone from a file
         // another process is writing now (see `remove_leftover_temp_files`).
-        let mut tmp = tempfile::Builder::new()
+        let tmp = tempfile::Builder::new()
             .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
             .tempfile_in(&tmp_dir)
             .map_err(io_error(&tmp_dir))?;
-        let mut hasher = Sha256::new();
-        let mut size: u64 = 0;
-        let mut buffer = vec![0u8; 64 * 1024];
-        loop {
-            let read = match input.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(read) => read,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(ObjectStoreError::Io {
-                        path: PathBuf::from("<upload stream>"),
-                        source,
-                    })
-                }
-            };
-            size += read as u64;
-            if size > limit {
-                // Dropping `tmp` deletes the partial file.
-                return Err(ObjectStoreError::TooLarge { limit });
-            }
-            hasher.update(&buffer[..read]);
-            tmp.write_all(&buffer[..read])
-                .map_err(io_error(tmp.path()))?;
-        }
-        tmp.as_file().sync_all().map_err(io_error(tmp.path()))?;
-        let digest = Sha256Digest::from_bytes(hasher.finalize().into());
+        let intake::Received { tmp, digest, size } = intake::receive(tmp, input, limit)?;
+        let (synced, inspected) = std::thread::scope(|scope| {
+            let syncing = scope.spawn(|| tmp.as_file().sync_all());
+            let inspected = inspect(tmp.path());
+            (syncing.join().expect("fsync does not panic"), inspected)
+        });
+        synced.map_err(io_error(tmp.path()))?;
         // The same bytes there already: nothing changes. Missing, or corrupt: replaced by the
         // bytes just written, which hash to the name. (Streamed: an object is never held whole.)
-        if self.stored_digest(&digest)? == Some(digest) {
-            return Ok(StoredObject {
+        let created = self.stored_digest(&digest)? != Some(digest);
+        if created {
+            self.keep(tmp, &digest)?;
+        }
+        Ok((
+            StoredObject {
                 digest,
                 size,
-                created: false,
-            });
-        }
-        self.keep(tmp, &digest)?;
-        Ok(StoredObject {
-            digest,
-            size,
-            created: true,
-        })
+                created,
+            },
+            inspected,
+        ))
     }
 
     /// Removes this node's copy of the object `digest` (for an upload refused after its bytes
