@@ -326,7 +326,7 @@ fn join_and_type(
         }
         (ColumnCells::Text(mut values), rest) => {
             match rest {
-                Some(ColumnCells::Text(rest)) => values.append(rest.finish()),
+                Some(ColumnCells::Text(rest)) => values.append(rest),
                 None => {}
                 Some(ColumnCells::Numbers(_)) => unreachable!("read_records gives halves one form"),
             }

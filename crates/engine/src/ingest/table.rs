@@ -376,10 +376,24 @@ impl TextBuilder {
     }
 
     /// Appends the cells of `rest` (built separately, e.g. from the second half of a file): the
-    /// result equals pushing those cells one by one.
-    pub fn append(&mut self, rest: TextValues) {
+    /// result equals pushing those cells one by one. Its values are looked up by the hashes it
+    /// already holds, and each value new here is moved over, not copied (with a million distinct
+    /// values in a half of a file, hashing and copying them again cost a good part of reading
+    /// them).
+    pub fn append(&mut self, rest: TextBuilder) {
+        let mut hashes = vec![0; rest.values.levels.len()];
+        for entry in rest.index.iter() {
+            hashes[entry.code as usize - 1] = entry.hash;
+        }
+        self.index.reserve(hashes.len(), |entry| entry.hash);
+        let rest = rest.values;
         let codes: Vec<u32> = std::iter::once(0)
-            .chain(rest.levels.iter().map(|level| self.intern(level)))
+            .chain(
+                rest.levels
+                    .into_iter()
+                    .zip(hashes)
+                    .map(|(level, hash)| self.intern_owned(level, hash)),
+            )
             .collect();
         self.values
             .codes
@@ -387,9 +401,26 @@ impl TextBuilder {
         self.last_pushed = self.values.codes.last().copied().unwrap_or(0);
     }
 
-    /// The code of `level`, adding it if new.
-    fn intern(&mut self, level: &str) -> u32 {
-        self.code_of(level.as_bytes()).expect("a str is UTF-8")
+    /// The code of `level` (whose hash is `hash`), moving it in if new.
+    fn intern_owned(&mut self, level: Box<str>, hash: u64) -> u32 {
+        let levels = &mut self.values.levels;
+        let slot = self.index.entry(
+            hash,
+            |entry| {
+                entry.hash == hash
+                    && same_bytes(levels[entry.code as usize - 1].as_bytes(), level.as_bytes())
+            },
+            |entry| entry.hash,
+        );
+        match slot {
+            hashbrown::hash_table::Entry::Occupied(entry) => entry.get().code,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                levels.push(level);
+                let code = u32::try_from(levels.len()).expect("under 2^32 levels");
+                slot.insert(IndexedLevel { hash, code });
+                code
+            }
+        }
     }
 
     /// Number of cells so far.
