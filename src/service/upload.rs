@@ -63,9 +63,11 @@ pub fn receive_upload(
     let (object, table) = store.put_stream_local_inspecting(input, limit, read_dataset_file)?;
     let table = table.map_err(|error| match error {
         FileReadError::Content(source) => UploadError::Unreadable { object, source },
-        FileReadError::Io { path, source } => {
-            UploadError::Store(ObjectStoreError::Io { path, source })
-        }
+        // Read from the temporary file, since renamed: the error names the stored object.
+        FileReadError::Io { source, .. } => UploadError::Store(ObjectStoreError::Io {
+            path: store.path_of(&object.digest),
+            source,
+        }),
     })?;
     store.publish(&object.digest)?;
     Ok(ReceivedUpload {

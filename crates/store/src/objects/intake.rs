@@ -1,7 +1,8 @@
 //! Receiving a stream into a temporary file while it is hashed: the bytes are written on the
 //! calling thread and hashed on a second one, a chunk behind, so an upload costs the longer of
 //! the two rather than their sum (SHA-256 of 22 MB takes about as long as reading and writing
-//! it). A stream larger than its limit is refused as soon as it passes it, keeping nothing.
+//! it). A stream larger than its limit is refused, keeping nothing, as soon as a chunk takes it
+//! past the limit (so having read at most one chunk, 256 KiB, more).
 
 use std::{
     io::{self, Read, Write},
@@ -33,7 +34,7 @@ pub(super) struct Received {
 }
 
 /// Streams `input` into `tmp`, hashing it on a second thread, and refuses it once it exceeds
-/// `limit` bytes (dropping `tmp`, which deletes the partial file).
+/// `limit` bytes (checked a chunk at a time; dropping `tmp` deletes the partial file).
 pub(super) fn receive(
     mut tmp: tempfile::NamedTempFile,
     mut input: impl Read,
@@ -180,6 +181,39 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let (_dir, tmp) = temp();
         assert!(receive(tmp, bytes.as_slice(), bytes.len() as u64).is_ok());
+    }
+
+    /// A read interrupted by a signal is tried again: the bytes are all there.
+    #[test]
+    fn an_interrupted_read_is_retried() {
+        struct InterruptedEveryOther<'a> {
+            bytes: &'a [u8],
+            interrupt: bool,
+        }
+        impl Read for InterruptedEveryOther<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.interrupt = !self.interrupt;
+                if self.interrupt {
+                    return Err(io::ErrorKind::Interrupted.into());
+                }
+                let n = 1000.min(buf.len()).min(self.bytes.len());
+                buf[..n].copy_from_slice(&self.bytes[..n]);
+                self.bytes = &self.bytes[n..];
+                Ok(n)
+            }
+        }
+        let bytes: Vec<u8> = (0..CHUNK_BYTES + 4321).map(|i| (i % 7) as u8).collect();
+        let (_dir, tmp) = temp();
+        let input = InterruptedEveryOther {
+            bytes: &bytes,
+            interrupt: false,
+        };
+        let received = receive(tmp, input, u64::MAX).unwrap();
+        assert_eq!(std::fs::read(received.tmp.path()).unwrap(), bytes);
+        assert_eq!(
+            received.digest,
+            Sha256Digest::from_bytes(Sha256::digest(&bytes).into())
+        );
     }
 
     /// A stream that fails part way is an error naming the stream, and nothing is kept.
