@@ -257,6 +257,34 @@ fn hash_of(bytes: &[u8]) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(bytes)
 }
 
+/// The entry of `index` (over `levels`) for the value `bytes`, whose hash is `hash`.
+fn entry<'a>(
+    index: &'a mut hashbrown::HashTable<IndexedLevel>,
+    levels: &[Box<str>],
+    hash: u64,
+    bytes: &[u8],
+) -> hashbrown::hash_table::Entry<'a, IndexedLevel> {
+    index.entry(
+        hash,
+        |entry| entry.hash == hash && same_bytes(levels[entry.code as usize - 1].as_bytes(), bytes),
+        |entry| entry.hash,
+    )
+}
+
+/// Adds `level` (whose hash is `hash`) as the next level, in the index's vacant `slot`, and
+/// returns its code.
+fn add_level(
+    levels: &mut Vec<Box<str>>,
+    slot: hashbrown::hash_table::VacantEntry<'_, IndexedLevel>,
+    hash: u64,
+    level: Box<str>,
+) -> u32 {
+    levels.push(level);
+    let code = u32::try_from(levels.len()).expect("under 2^32 levels");
+    slot.insert(IndexedLevel { hash, code });
+    code
+}
+
 /// An entry of [`TextBuilder`]'s index.
 #[derive(Debug, Clone, Copy)]
 struct IndexedLevel {
@@ -353,22 +381,14 @@ impl TextBuilder {
     /// of the index finds the value or the slot for it.
     fn code_of(&mut self, bytes: &[u8]) -> Result<u32, std::str::Utf8Error> {
         let hash = hash_of(bytes);
-        let levels = &mut self.values.levels;
-        let slot = self.index.entry(
-            hash,
-            |entry| {
-                entry.hash == hash && same_bytes(levels[entry.code as usize - 1].as_bytes(), bytes)
-            },
-            |entry| entry.hash,
-        );
-        match slot {
+        match entry(&mut self.index, &self.values.levels, hash, bytes) {
             hashbrown::hash_table::Entry::Occupied(entry) => Ok(entry.get().code),
-            hashbrown::hash_table::Entry::Vacant(slot) => {
-                levels.push(std::str::from_utf8(bytes)?.into());
-                let code = u32::try_from(levels.len()).expect("under 2^32 levels");
-                slot.insert(IndexedLevel { hash, code });
-                Ok(code)
-            }
+            hashbrown::hash_table::Entry::Vacant(slot) => Ok(add_level(
+                &mut self.values.levels,
+                slot,
+                hash,
+                std::str::from_utf8(bytes)?.into(),
+            )),
         }
     }
 
@@ -408,22 +428,10 @@ impl TextBuilder {
 
     /// The code of `level` (whose hash is `hash`), moving it in if new.
     fn intern_owned(&mut self, level: Box<str>, hash: u64) -> u32 {
-        let levels = &mut self.values.levels;
-        let slot = self.index.entry(
-            hash,
-            |entry| {
-                entry.hash == hash
-                    && same_bytes(levels[entry.code as usize - 1].as_bytes(), level.as_bytes())
-            },
-            |entry| entry.hash,
-        );
-        match slot {
+        match entry(&mut self.index, &self.values.levels, hash, level.as_bytes()) {
             hashbrown::hash_table::Entry::Occupied(entry) => entry.get().code,
             hashbrown::hash_table::Entry::Vacant(slot) => {
-                levels.push(level);
-                let code = u32::try_from(levels.len()).expect("under 2^32 levels");
-                slot.insert(IndexedLevel { hash, code });
-                code
+                add_level(&mut self.values.levels, slot, hash, level)
             }
         }
     }
