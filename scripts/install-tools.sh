@@ -20,7 +20,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ------------------------------------------------------------------------
 log "checking Debian packages, the Rust targets, cargo-leptos, wasm-bindgen-cli, npm packages"
-apt_packages=(r-base-core r-cran-ggplot2 r-cran-patchwork r-cran-jsonlite r-cran-haven r-cran-data.table
+apt_packages=(r-base-core r-cran-ggplot2 r-cran-patchwork r-cran-jsonlite r-cran-haven r-cran-data.table poppler-utils
   fonts-dejavu-core fontconfig chromium make pkg-config postgresql)
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -62,7 +62,7 @@ fn a_confirmed_spec_runs_to_verified_from_the_command_line() {
         dir.path(),
     ));
     assert!(run.contains("status: Verified (version 2)"), "{run}");
-    assert_eq!(run.matches(" Pass").count(), 10, "{run}");
+    assert_eq!(run.matches(" Pass").count(), 11, "{run}");
     let id = run.split_whitespace().nth(1).unwrap().to_owned();
 
     // The dataset went in through the upload path: its uploads row names raw bytes that are in
@@ -292,7 +292,7 @@ fn vital_signs_run_to_verified_with_one_record_per_subject_and_visit() {
         dir.path(),
     ));
     assert!(run.contains("status: Verified (version 2)"), "{run}");
-    assert_eq!(run.matches(" Pass").count(), 10, "{run}");
+    assert_eq!(run.matches(" Pass").count(), 11, "{run}");
 
     let database = rusqlite::Connection::open(dir.path().join("data/adamviz.sqlite3")).unwrap();
     let context: Vec<u8> = database

@@ -10,7 +10,7 @@ use adamviz::{
         record::{seal, EvidenceError, Unverified},
         schemas::{
             check_schema_identities, SchemaFile, SchemaIdentityError, EXECUTION_REQUEST_V1,
-            EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3,
+            EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3, EXECUTION_REQUEST_V4, EXECUTION_REQUEST_V5,
         },
     },
 };
@@ -29,6 +29,10 @@ fn request() -> ExecutionRequest {
         digest(3),
         digest(4),
         ImageSize::default(),
+        adamviz::compiler::report_text::ReportText {
+            title: "a title".to_owned(),
+            footnotes: vec!["a footnote".to_owned()],
+        },
         "2026-12-03T08:30:00.000000Z".to_owned(),
         adamviz::evidence::actor::Actor::command_line(),
         adamviz::provenance::this_build(),
@@ -223,11 +227,25 @@ fn the_compiled_in_schemas_are_the_files_in_the_schemas_directory() {
 fn older_versions_are_read_and_only_the_current_one_is_written() {
     let sealed = seal(request(), digest(0)).unwrap();
     let mut value: Value = serde_json::to_value(sealed.record()).unwrap();
-    assert_eq!(value["schema_version"], "execution-request-v4");
-    assert_eq!(value["harness_version"], "execution-harness-v2");
+    assert_eq!(value["schema_version"], "execution-request-v5");
+    assert_eq!(value["harness_version"], "execution-harness-v3");
+    assert_eq!(value["report"]["footnotes"][0], "a footnote");
     assert_eq!(value["actor"]["via"], "command_line");
     let commit = value["adamviz_source"]["commit"].as_str().unwrap();
     assert!(commit == "unknown" || commit.len() == 40, "{commit}");
+    // The same record as v4 wrote it (harness v2, no report) validates against v4, as v3
+    // wrote it (no source) against v3, as v2 wrote it (no actor) against v2, and as v1
+    // against v1. v5 requires the report.
+    value.as_object_mut().unwrap().remove("report");
+    let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V5, &value).unwrap();
+    assert!(
+        violations.iter().any(|v| v.contains("report")),
+        "{violations:?}"
+    );
+    value["schema_version"] = json!("execution-request-v4");
+    value["harness_version"] = json!("execution-harness-v2");
+    let violations = adamviz::evidence::schemas::violations(&EXECUTION_REQUEST_V4, &value).unwrap();
+    assert_eq!(violations, Vec::<String>::new());
     // The same record as v3 wrote it (no source) validates against v3, as v2 wrote it (no
     // actor) against v2, and as v1 against v1.
     value.as_object_mut().unwrap().remove("adamviz_source");
@@ -250,7 +268,7 @@ fn older_versions_are_read_and_only_the_current_one_is_written() {
     assert!(
         refused
             .to_string()
-            .contains("new records are written as execution-request-v4"),
+            .contains("new records are written as execution-request-v5"),
         "{refused}"
     );
 }

@@ -256,7 +256,7 @@ fn the_cli_checks_each_records_schema_beyond_the_chain() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("record 1 (execution_request): the execution_request record breaks its schema execution-request-v4.schema.json"),
+        stdout.contains("record 1 (execution_request): the execution_request record breaks its schema execution-request-v5.schema.json"),
         "{stdout}"
     );
     assert!(stdout.contains("ledger verify: FAIL"), "{stdout}");

@@ -319,3 +319,75 @@ fn a_detached_run_of_the_pilot_alt_script_equals_the_governed_run() {
     assert_eq!(&detached_png, governed_png);
     assert_eq!(&governed_png[..8], b"\x89PNG\r\n\x1a\n");
 }
+
+/// The report-ready outputs of the pilot ALT run: two governed runs write the same PDF, SVG
+/// and statistics CSV byte for byte; the PDF's text (read by poppler's pdftotext) holds the
+/// title and every footnote; the SVG is an SVG document; the CSV holds the statistics.
+#[test]
+fn report_outputs_are_byte_identical_across_runs_and_the_pdf_says_its_footnotes() {
+    use adamviz::compiler::report_text::{report_text, ReportFacts};
+    use adamviz::verify::execution::{check_pdf, check_statistics_csv, check_svg};
+    let (spec, pilot) = pilot_alt();
+    let dataset_hash = spec.dataset_content_hash;
+    let report = report_text(
+        spec,
+        ReportFacts {
+            dataset_name: "adlbc.xpt",
+            dataset_hash: &dataset_hash,
+            script_hash: &pilot.script.script_hash,
+            revision_id: "rev-0123456789abcdef0123456789abcdef",
+            parent: None,
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let runner = Runner::new(test_config(dir.path()));
+    let run = || {
+        let mut request = pilot.run_request();
+        request.report = Some(report.clone());
+        let result = runtime.block_on(runner.run(request));
+        assert_eq!(
+            result.status,
+            RunStatus::Succeeded,
+            "{}",
+            result.stderr.text
+        );
+        result
+    };
+    let (first, second) = (run(), run());
+    for name in ["plot.pdf", "plot.svg", "statistics.csv", "plot.png"] {
+        assert_eq!(
+            first.output(name).unwrap().bytes,
+            second.output(name).unwrap().bytes,
+            "{name} differs between two runs"
+        );
+    }
+    let pdf = &first.output("plot.pdf").unwrap().bytes;
+    assert_eq!(check_pdf(pdf), Ok(()));
+    assert_eq!(check_svg(&first.output("plot.svg").unwrap().bytes), Ok(()));
+    assert_eq!(
+        check_statistics_csv(
+            &first.output("statistics.csv").unwrap().bytes,
+            &first.output("statistics.json").unwrap().bytes
+        ),
+        Ok(())
+    );
+    let pdf_path = dir.path().join("plot.pdf");
+    std::fs::write(&pdf_path, pdf).unwrap();
+    let text = std::process::Command::new("pdftotext")
+        .args(["-layout", pdf_path.to_str().unwrap(), "-"])
+        .output()
+        .expect("pdftotext must be installed (make tools installs poppler-utils)");
+    assert!(text.status.success());
+    // Collapse the layout's runs of blanks so that words compare, not columns.
+    let text = String::from_utf8(text.stdout)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(text.contains(&report.title), "{text}");
+    for footnote in &report.footnotes {
+        let words = footnote.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains(&words), "the PDF lacks {footnote:?}:\n{text}");
+    }
+}

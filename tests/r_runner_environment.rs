@@ -30,6 +30,7 @@ fn r_sees_only_the_allowlisted_environment_and_never_the_canary() {
         snapshot: Arc::new(snapshot),
         expected_snapshot_hash: hash,
         image: ImageSize::default(),
+        report: None,
     };
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -375,7 +375,7 @@ harness_version <<- 'forged'\n";
         result.stdout.text
     );
     let environment = result.environment.as_ref().unwrap();
-    assert_eq!(environment["harness_version"], "execution-harness-v2");
+    assert_eq!(environment["harness_version"], "execution-harness-v3");
     assert_eq!(environment["graphics"]["width"], 1200);
     let png = image::load_from_memory(&result.output("plot.png").unwrap().bytes).unwrap();
     assert_eq!((png.width(), png.height()), (1200, 840));

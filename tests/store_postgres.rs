@@ -78,6 +78,10 @@ fn create(connection: &mut PgConnection, objects: &ObjectStore) -> Revision {
         snapshot,
         digest(5),
         ImageSize::default(),
+        adamviz::compiler::report_text::ReportText {
+            title: "a title".to_owned(),
+            footnotes: vec!["a footnote".to_owned()],
+        },
         NOW.into(),
         Actor::command_line(),
         adamviz::provenance::this_build(),
@@ -214,6 +218,9 @@ fn the_governed_path_runs_on_postgresql_through_the_store_functions() {
             statistics: artifact(&objects, "statistics.json", STATISTICS),
             environment: artifact(&objects, "environment.json", ENVIRONMENT),
             snapshot: artifact(&objects, "snapshot.csv", SNAPSHOT),
+            pdf: Some(artifact(&objects, "plot.pdf", b"%PDF-1.5 stand-in")),
+            svg: Some(artifact(&objects, "plot.svg", b"<svg/>")),
+            statistics_csv: Some(artifact(&objects, "statistics.csv", b"n\n1\n")),
         },
         analytical_hash: digest(7),
         snapshot_hash: digest(5),
@@ -299,7 +306,7 @@ fn the_governed_path_runs_on_postgresql_through_the_store_functions() {
     // edit made with the tables' triggers disabled.
     let report = adamviz::store::audit::audit(&connection, &objects).unwrap();
     assert!(report.passed(), "{report:?}");
-    assert_eq!((report.bundles, report.artifacts_verified), (1, 5));
+    assert_eq!((report.bundles, report.artifacts_verified), (1, 8));
     connection
         .batch_execute(&format!(
             "ALTER TABLE revisions DISABLE TRIGGER USER;

@@ -73,6 +73,10 @@ fn each_wrong_thing_fails_exactly_its_check() {
             sha256(&csv),
             pilot.snapshot_hash,
             pilot.image,
+            adamviz::compiler::report_text::ReportText {
+                title: "a title".to_owned(),
+                footnotes: vec!["a footnote".to_owned()],
+            },
             "2026-12-03T08:40:00.000000Z".to_owned(),
             adamviz::evidence::actor::Actor::command_line(),
             adamviz::provenance::this_build(),
@@ -100,36 +104,36 @@ fn each_wrong_thing_fails_exactly_its_check() {
     let mut other_spec = spec.clone();
     other_spec.title.push_str(" (edited)");
     type Mutation = Box<dyn Fn(&mut RunResult)>;
-    let cases: Vec<(&str, Mutation, &str)> = vec![
+    let cases: Vec<(&str, Mutation, &[&str])> = vec![
         (
             "result of another schema version",
             Box::new(|r| r.schema_version = "execution-result-v0".into()),
-            "schema",
+            &["schema"],
         ),
         (
             "runner reports another script hash",
             Box::new(move |r| r.script_hash = other),
-            "script_hash",
+            &["script_hash"],
         ),
         (
             "runner reports another snapshot hash",
             Box::new(move |r| r.snapshot_hash = other),
-            "snapshot_hash",
+            &["snapshot_hash"],
         ),
         (
             "over the wall-clock limit",
             Box::new(|r| r.duration_ms = r.limits.wall_clock_ms + 1),
-            "runner_success",
+            &["runner_success"],
         ),
         (
             "statistics for another spec",
             Box::new(|r| edit_statistics(r, |s| s["spec_hash"] = "ab".repeat(32).into())),
-            "result_manifest",
+            &["result_manifest"],
         ),
         (
             "wrong analytical hash",
             Box::new(move |r| r.analytical_hash = Some(other)),
-            "analytical_hash",
+            &["analytical_hash"],
         ),
         (
             "PNG hash that is not the bytes'",
@@ -140,27 +144,27 @@ fn each_wrong_thing_fails_exactly_its_check() {
                     .unwrap()
                     .sha256 = other
             }),
-            "image_hash",
+            &["image_hash"],
         ),
         (
             "a blank PNG",
             Box::new(|r| set_output(r, "plot.png", png(1200, 840, false))),
-            "image_hash",
+            &["image_hash"],
         ),
         (
             "a PNG of the wrong size",
             Box::new(|r| set_output(r, "plot.png", png(600, 420, true))),
-            "image_hash",
+            &["image_hash"],
         ),
         (
             "bytes that are not PNG",
             Box::new(|r| set_output(r, "plot.png", b"GIF89a".to_vec())),
-            "image_hash",
+            &["image_hash"],
         ),
         (
             "wrong environment fingerprint",
             Box::new(move |r| r.environment_fingerprint = Some(other)),
-            "environment_fingerprint",
+            &["environment_fingerprint"],
         ),
         (
             "R's mean of one cell off by 1e-6",
@@ -170,7 +174,9 @@ fn each_wrong_thing_fails_exactly_its_check() {
                     s["cells"][3]["mean"] = (mean * (1.0 + 1e-6)).into();
                 })
             }),
-            "independent_statistics",
+            // statistics.csv was written with the statistics R computed, so it no longer
+            // holds what statistics.json now says.
+            &["independent_statistics", "report_outputs"],
         ),
         (
             "R's low-N flag flipped",
@@ -180,10 +186,43 @@ fn each_wrong_thing_fails_exactly_its_check() {
                     s["cells"][29]["low_n"] = (!low).into();
                 })
             }),
-            "independent_statistics",
+            // statistics.csv was written with the statistics R computed, so it no longer
+            // holds what statistics.json now says.
+            &["independent_statistics", "report_outputs"],
+        ),
+        (
+            "a PDF that is not one",
+            Box::new(|r| set_output(r, "plot.pdf", b"%PDF-1.5\nnot a document\n%%EOF\n".to_vec())),
+            &["report_outputs"],
+        ),
+        (
+            "an SVG cut short",
+            Box::new(|r| {
+                let svg = r.output("plot.svg").unwrap().bytes.clone();
+                set_output(r, "plot.svg", svg[..svg.len() / 2].to_vec())
+            }),
+            &["report_outputs"],
+        ),
+        (
+            "a CSV with one median changed",
+            Box::new(|r| {
+                let csv =
+                    String::from_utf8(r.output("statistics.csv").unwrap().bytes.clone()).unwrap();
+                let mut lines: Vec<String> = csv.lines().map(str::to_owned).collect();
+                let median = lines[0].split(',').position(|c| c == "median").unwrap();
+                let mut fields: Vec<String> = lines[4].split(',').map(str::to_owned).collect();
+                fields[median] = "12345.5".to_owned();
+                lines[4] = fields.join(",");
+                set_output(
+                    r,
+                    "statistics.csv",
+                    format!("{}\n", lines.join("\n")).into_bytes(),
+                )
+            }),
+            &["report_outputs"],
         ),
     ];
-    for (name, mutate, check) in cases {
+    for (name, mutate, checks) in cases {
         let mut wrong = result.clone();
         mutate(&mut wrong);
         let verification = verify_execution_result(&VerificationInput {
@@ -192,19 +231,20 @@ fn each_wrong_thing_fails_exactly_its_check() {
         });
         assert!(!verification.passed, "{name}: passed");
         assert_eq!(
-            verification.failed,
-            [check],
+            verification.failed, checks,
             "{name}: {:#?}",
             verification.checks
         );
-        let reason = verification
-            .checks
-            .iter()
-            .find(|c| c.name == check)
-            .unwrap()
-            .reason
-            .clone();
-        assert!(reason.is_some_and(|r| !r.is_empty()), "{name}: no reason");
+        for check in checks {
+            let reason = verification
+                .checks
+                .iter()
+                .find(|c| c.name == *check)
+                .unwrap()
+                .reason
+                .clone();
+            assert!(reason.is_some_and(|r| !r.is_empty()), "{name}: no reason");
+        }
     }
     // Both verdicts are recordable evidence, chained after the request in a real ledger.
     let database_dir = tempfile::tempdir().unwrap();
@@ -324,6 +364,10 @@ fn run_and_verify(
             sha256(&csv),
             prepared.snapshot_hash,
             prepared.image,
+            adamviz::compiler::report_text::ReportText {
+                title: "a title".to_owned(),
+                footnotes: vec!["a footnote".to_owned()],
+            },
             "2026-12-04T08:40:00.000000Z".to_owned(),
             adamviz::evidence::actor::Actor::command_line(),
             adamviz::provenance::this_build(),

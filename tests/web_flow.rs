@@ -344,7 +344,7 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
     assert_eq!(detail.summary.status, RevisionStatus::Verified);
     assert_eq!(detail.summary.author, "ann");
     assert_eq!(detail.summary.question, QUESTION);
-    assert_eq!(detail.checks.len(), 10);
+    assert_eq!(detail.checks.len(), 11);
     assert!(
         detail.checks.iter().all(|c| c.passed),
         "{:?}",
@@ -360,7 +360,10 @@ async fn runs_from_the_web_join_queue_and_end_verified() {
             "snapshot.csv",
             "statistics.json",
             "plot.png",
-            "environment.json"
+            "environment.json",
+            "plot.pdf",
+            "plot.svg",
+            "statistics.csv"
         ]
     );
     let placebo = detail
@@ -798,6 +801,27 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
                 .iter()
                 .any(|f| f.code == code && f.path.starts_with(&path)),
             "{attack}: expected {code:?} at {path}:\n{}",
+            report.text()
+        );
+    }
+    // The report-ready outputs are read, not only hashed: a PDF that is not one and a CSV that
+    // no longer holds the statistics are named for what they are.
+    let mut tampered = original.clone();
+    *entry(&mut tampered, "artifacts/plot.pdf") = b"%PDF-1.5\nnot a document\n%%EOF\n".to_vec();
+    let csv = entry(&mut tampered, "artifacts/statistics.csv");
+    let text = String::from_utf8(csv.clone()).unwrap();
+    *csv = text.replacen(",86,", ",87,", 1).into_bytes();
+    let report = validate(&rezip(&tampered), &pinned);
+    for (path, words) in [
+        ("artifacts/plot.pdf", "does not parse"),
+        ("artifacts/statistics.csv", "statistics.json has"),
+    ] {
+        assert!(
+            report
+                .failures
+                .iter()
+                .any(|f| f.code == Code::Artifact && f.path == path && f.message.contains(words)),
+            "{path}: expected {words:?}:\n{}",
             report.text()
         );
     }

@@ -111,8 +111,8 @@ test("the run moves to Verified without a reload; PNG, checks and statistics are
   expect(png.inkShare).toBeGreaterThan(0.01);
 
   const checks = page.getByRole("list", { name: "Checks" }).getByRole("listitem");
-  await expect(checks).toHaveCount(10);
-  await expect(checks.filter({ hasText: /^Passed/ })).toHaveCount(10);
+  await expect(checks).toHaveCount(11);
+  await expect(checks.filter({ hasText: /^Passed/ })).toHaveCount(11);
 
   const table = page.getByRole("table", { name: /Per treatment and visit/ });
   const baseline = async (arm: string) =>
@@ -209,6 +209,59 @@ test("the downloaded script and snapshot reproduce the page's statistics with Rs
     await expect(cells.nth(3)).toHaveText(String(cell.n_subjects));
     if (typeof cell.median === "number") await expect(cells.nth(6)).toHaveText(cell.median.toFixed(4));
   }
+});
+
+test("the report-ready PDF, SVG and statistics CSV download: the PDF's text holds the footnotes, the SVG is SVG", async ({ page }) => {
+  await logIn(page, AUTHOR);
+  await page.goto(revisionUrl);
+  await hydrated(page);
+  const id = revisionUrl.split("/").pop()!;
+  const dir = mkdtempSync(join(tmpdir(), "adamviz-report-"));
+  const saved: Record<string, string> = {};
+  for (const name of ["plot.pdf", "plot.svg", "statistics.csv"]) {
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: `Download ${name}` }).click(),
+    ]);
+    saved[name] = join(dir, name);
+    await download.saveAs(saved[name]);
+  }
+  // The PDF parses (poppler reads its text) and says what the figure is, where it came from
+  // and that it was drawn as a Draft; never that it is approved.
+  const pdf = readFileSync(saved["plot.pdf"]);
+  expect(pdf.subarray(0, 5).toString("latin1")).toBe("%PDF-");
+  const text = execFileSync("pdftotext", ["-layout", saved["plot.pdf"], "-"], { encoding: "utf8" })
+    .split(/\s+/)
+    .join(" ");
+  for (const words of [
+    "Population and filters: PARAMCD = ALT",
+    "Records per subject and visit:",
+    "Dataset: adlbc.xpt (SHA-256",
+    "Script SHA-256",
+    `Revision ${id}.`,
+    "Status when drawn: Draft.",
+  ]) {
+    expect(text, text).toContain(words);
+  }
+  expect(text).not.toMatch(/Approved by/);
+  // The SVG is an SVG document, as the browser's own XML parser reads it.
+  const svg = readFileSync(saved["plot.svg"], "utf8");
+  const root = await page.evaluate((source) => {
+    const document = new DOMParser().parseFromString(source, "image/svg+xml");
+    return document.getElementsByTagName("parsererror").length > 0
+      ? "parsererror"
+      : `${document.documentElement.namespaceURI} ${document.documentElement.localName}`;
+  }, svg);
+  expect(root).toBe("http://www.w3.org/2000/svg svg");
+  // An SVG is never rendered from the application's origin: it is served as an attachment.
+  const served = await page.request.get(`/api/revisions/${id}/files/plot.svg`);
+  expect(served.headers()["content-type"]).toBe("image/svg+xml");
+  expect(served.headers()["content-disposition"]).toContain("attachment");
+  // The CSV is the page's table: one row per cell with a header.
+  const csv = readFileSync(saved["statistics.csv"], "utf8").trimEnd().split("\n");
+  const rows = page.getByRole("table", { name: /Per treatment and visit/ }).getByRole("row");
+  expect(csv.length).toBe(await rows.count());
+  expect(csv[0].split(",")).toEqual(expect.arrayContaining(["treatment", "visit", "n_subjects", "median"]));
 });
 
 test("refusals: no session gets no PNG; a reviewer gets no Run button and a 403", async ({ page, playwright, baseURL }) => {

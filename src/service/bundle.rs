@@ -12,7 +12,11 @@ use std::io::{Cursor, Write};
 use super::installation_key::InstallationKey;
 use crate::{
     domain::{digest::Sha256Digest, ids::RevisionId},
-    evidence::{dsse::MANIFEST_PAYLOAD_TYPE, schemas::ALL_SCHEMAS},
+    evidence::{
+        artifact_bundle::{ARTIFACT_ROLES, REPORT_ROLES},
+        dsse::MANIFEST_PAYLOAD_TYPE,
+        schemas::ALL_SCHEMAS,
+    },
     store::{
         db::DbError,
         ledger::{last_record_hash, records_about},
@@ -76,7 +80,8 @@ that made it:
                        footer of that installation's pages (`adamviz key show` prints it)
   records/             the evidence records as stored: RFC 8785 canonical JSON, each carrying
                        its SHA-256 self-hash and its predecessor's hash
-  artifacts/           script.R, snapshot.csv, statistics.json, plot.png, environment.json
+  artifacts/           script.R, snapshot.csv, statistics.json, plot.png, environment.json,
+                       and the report-ready plot.pdf, plot.svg and statistics.csv
   schemas/             the JSON Schemas (Draft 2020-12) the records follow
 
 Check it (offline), with the installation's public key obtained out of band (not from this
@@ -295,8 +300,12 @@ fn artifact_entries(
     entries: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<Vec<ManifestFile>, ExportError> {
     let mut artifacts = Vec::new();
-    for role in ["script", "snapshot", "statistics", "plot", "environment"] {
+    for role in ARTIFACT_ROLES {
         let reference = &bundle["artifacts"][role];
+        // The report-ready outputs are absent from bundles accepted before artifact-bundle-v2.
+        if reference.is_null() && REPORT_ROLES.contains(&role) {
+            continue;
+        }
         let name = reference["name"].as_str().unwrap_or(role).to_owned();
         let artifact_error = |detail: String| ExportError::Artifact {
             name: name.clone(),

@@ -16,7 +16,10 @@ use sha2::{Digest, Sha256};
 
 use super::prepare::{prepare_execution, PrepareError, PreparedExecution};
 use crate::{
-    compiler::ImageSize,
+    compiler::{
+        report_text::{report_text, ReportFacts},
+        ImageSize,
+    },
     domain::{
         digest::Sha256Digest,
         ids::{AttemptId, RevisionId},
@@ -413,6 +416,7 @@ impl ExecutionService {
                 snapshot: Arc::clone(&snapshot),
                 expected_snapshot_hash: record.snapshot_hash,
                 image: record.image,
+                report: record.report.clone(),
             })
             .await;
         self.report(attempt_id, ExecutionPhase::Verifying);

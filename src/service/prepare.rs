@@ -80,6 +80,7 @@ impl PreparedExecution {
             snapshot: Arc::clone(&self.snapshot),
             expected_snapshot_hash: self.snapshot_hash,
             image: self.image,
+            report: None,
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::{
         spec::PlotSpec,
         statistics::CellStatistics,
     },
-    evidence::summary::record_summary,
+    evidence::{artifact_bundle::ARTIFACT_ROLES, summary::record_summary},
     service::{
         approvals::{is_author, signature_view, signing_locked_until},
         reproduction::reproduction_view,
@@ -247,7 +247,7 @@ fn read_files(
     verified: bool,
 ) -> Result<RevisionFiles, ReadError> {
     let artifacts: Vec<ArtifactView> = match bundle {
-        Some(bundle) => ["script", "snapshot", "statistics", "plot", "environment"]
+        Some(bundle) => ARTIFACT_ROLES
             .iter()
             .filter_map(|role| artifact_of(&bundle[*role]))
             .collect(),
@@ -426,7 +426,7 @@ pub async fn artifact_bytes(
         .find(|r| r.kind == "artifact_bundle")
         .and_then(|r| serde_json::from_slice::<serde_json::Value>(&r.record).ok());
     let mut artifacts: Vec<ArtifactView> = match &bundle {
-        Some(bundle) => ["script", "snapshot", "statistics", "plot", "environment"]
+        Some(bundle) => ARTIFACT_ROLES
             .iter()
             .filter_map(|role| artifact_of(&bundle["artifacts"][*role]))
             .collect(),

@@ -1,6 +1,6 @@
 //! One revision's page (the history and the comparison are `history.rs`): status
 //! badge and version, question and author, lineage, signatures and reproductions, the verified PNG (the preview beside it until then),
-//! the run with its live status, the statistics, the ten checks, downloads, the script, the
+//! the run with its live status, the statistics, the eleven checks, downloads, the script, the
 //! environment and the evidence records in ledger order.
 
 use crate::ui::components::Loaded;
@@ -310,6 +310,7 @@ fn Downloads(id: String, artifacts: Vec<ArtifactView>, verified: bool) -> impl I
                         {format!("Download {}", a.name)}
                     </a>
                     {format!(" ({} bytes, SHA-256 ", a.size)}<code>{a.sha256.chars().take(12).collect::<String>()}</code>")"
+                    {artifact_purpose(&a.name).map(|purpose| format!(" — {purpose}"))}
                 </li>
             }).collect_view()}
         </ul>
@@ -320,6 +321,19 @@ fn Downloads(id: String, artifacts: Vec<ArtifactView>, verified: bool) -> impl I
             </p>
         })}
         <p class="note">"With script.R and snapshot.csv in one directory, " <code>"Rscript script.R snapshot.csv out/"</code> " draws the same plot and statistics on your machine."</p>
+    }
+}
+
+/// What an artifact is for, in words, where its name does not say it.
+fn artifact_purpose(name: &str) -> Option<&'static str> {
+    match name {
+        "plot.pdf" => {
+            Some("report-ready figure with its title and footnotes (PDF, fonts embedded)")
+        }
+        "plot.svg" => Some("report-ready figure with its title and footnotes (SVG)"),
+        "statistics.csv" => Some("the statistics per cell as a table"),
+        "plot.png" => Some("the figure as verified (PNG)"),
+        _ => None,
     }
 }
 

@@ -150,6 +150,7 @@ pub fn compiled(spec: &PlotSpec, snapshot: Snapshot) -> (CompiledScript, RunRequ
         snapshot: Arc::new(snapshot),
         expected_snapshot_hash: hash,
         image,
+        report: None,
     };
     (script, request)
 }
@@ -206,6 +207,7 @@ pub fn script_request(script: &str) -> RunRequest {
         snapshot: Arc::new(snapshot),
         expected_snapshot_hash: hash,
         image: ImageSize::default(),
+        report: None,
     }
 }
 

@@ -6,5 +6,6 @@
 pub mod boxplot_script;
 pub mod r_printer;
 pub mod r_syntax;
+pub mod report_text;
 
 pub use boxplot_script::{compile_boxplot_script, CompileError, CompiledScript, ImageSize};

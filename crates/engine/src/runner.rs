@@ -1,6 +1,6 @@
 //! The sandboxed R runner: takes a compiled script, the snapshot and the hashes they must have,
 //! refuses a mismatch before anything starts, runs the execution harness
-//! (`runner/execution-harness-v2.R`) under `Rscript --vanilla` in a fresh private working
+//! (`runner/execution-harness-v3.R`) under `Rscript --vanilla` in a fresh private working
 //! directory with an empty environment plus an allowlist and the sandbox of `runner/sandbox.rs`,
 //! and returns a typed [`RunResult`]: every failure is a result, never a panic.
 //!
@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 use tokio::{io::AsyncWriteExt, process::Command, sync::Semaphore};
 
 use crate::{
-    compiler::ImageSize,
+    compiler::{report_text::ReportText, ImageSize},
     domain::digest::Sha256Digest,
     ingest::snapshot::{snapshot_hash, write_csv, Snapshot},
 };
@@ -37,19 +37,27 @@ use work_dir::*;
 pub use work_dir::{process_is_alive, remove_leftover_work_dirs};
 
 /// Version of the harness the runner executes.
-pub const HARNESS_VERSION: &str = "execution-harness-v2";
+pub const HARNESS_VERSION: &str = "execution-harness-v3";
 /// The harness itself (application-owned R code).
-pub const HARNESS_SOURCE: &str = include_str!("runner/execution-harness-v2.R");
+pub const HARNESS_SOURCE: &str = include_str!("runner/execution-harness-v3.R");
 
 /// Schema version of [`RunResult`] as JSON.
-pub const RESULT_SCHEMA_VERSION: &str = "execution-result-v2";
+pub const RESULT_SCHEMA_VERSION: &str = "execution-result-v3";
 
-/// The files a successful run produces, in result order.
-pub const OUTPUT_FILES: [&str; 3] = ["statistics.json", "plot.png", "environment.json"];
+/// The files a successful run produces, in result order: the statistics, the PNG and the
+/// environment record, then the report-ready figure (PDF, SVG) and the statistics as CSV.
+pub const OUTPUT_FILES: [&str; 6] = [
+    "statistics.json",
+    "plot.png",
+    "environment.json",
+    "plot.pdf",
+    "plot.svg",
+    "statistics.csv",
+];
 
 /// The largest each output may be, in [`OUTPUT_FILES`] order: a run whose output is larger
 /// fails (`output_too_large`) and the server reads no more than the limit and one byte.
-pub const OUTPUT_LIMITS: [u64; 3] = [64 << 20, 64 << 20, 1 << 20];
+pub const OUTPUT_LIMITS: [u64; 6] = [64 << 20, 64 << 20, 1 << 20, 64 << 20, 64 << 20, 64 << 20];
 
 /// How long the server spends reading the outputs of one run before it gives up
 /// (`unsafe_output`).
@@ -128,6 +136,9 @@ pub struct RunRequest {
     pub expected_snapshot_hash: Sha256Digest,
     /// PNG size.
     pub image: ImageSize,
+    /// The title and footnotes of the report-ready figure (none: the spec's title only, as
+    /// for requests recorded before report-ready outputs).
+    pub report: Option<ReportText>,
 }
 
 /// Succeeded or failed.
@@ -259,7 +270,7 @@ pub struct RunOutput {
 pub struct RunResult {
     /// The harness version that ran.
     pub harness_version: String,
-    /// Always `execution-result-v2` (schemas/execution-result-v2.schema.json).
+    /// Always `execution-result-v3` (schemas/execution-result-v3.schema.json).
     pub schema_version: String,
     /// Succeeded or failed.
     pub status: RunStatus,
@@ -344,6 +355,7 @@ struct HarnessManifest<'a> {
     column_names: Vec<&'a str>,
     column_classes: Vec<&'static str>,
     image: ImageSize,
+    report: Option<&'a ReportText>,
 }
 
 impl Runner {

@@ -1,11 +1,15 @@
-//! `artifact_bundle` (schema `artifact-bundle-v1`): the artifacts a passing attempt binds to
-//! its revision, once, each by SHA-256 and size in the content-addressed store: the script
-//! that ran, the PNG, the statistics, the environment record and the snapshot CSV.
+//! `artifact_bundle` (schema `artifact-bundle-v2`, reads v1 too): the artifacts a passing
+//! attempt binds to its revision, once, each by SHA-256 and size in the content-addressed
+//! store: the script that ran, the PNG, the statistics, the environment record, the snapshot
+//! CSV and (from v2) the report-ready PDF and SVG and the statistics as CSV.
 
 use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
-use super::{record::EvidenceRecord, schemas::ARTIFACT_BUNDLE_V1};
+use super::{
+    record::EvidenceRecord,
+    schemas::{ARTIFACT_BUNDLE_V1, ARTIFACT_BUNDLE_V2},
+};
 use crate::domain::digest::Sha256Digest;
 
 /// One stored artifact.
@@ -46,18 +50,49 @@ pub struct BundleArtifacts {
     pub environment: ArtifactRef,
     /// `snapshot.csv`, the selected records handed to R.
     pub snapshot: ArtifactRef,
+    /// `plot.pdf`, the report-ready figure (from `artifact-bundle-v2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<ArtifactRef>,
+    /// `plot.svg`, the report-ready figure (from `artifact-bundle-v2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub svg: Option<ArtifactRef>,
+    /// `statistics.csv`, the statistics as a table (from `artifact-bundle-v2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics_csv: Option<ArtifactRef>,
 }
 
+/// The roles of a bundle's artifacts as the record names them, in a fixed order; the last
+/// three are absent from `artifact-bundle-v1` records.
+pub const ARTIFACT_ROLES: [&str; 8] = [
+    "script",
+    "snapshot",
+    "statistics",
+    "plot",
+    "environment",
+    "pdf",
+    "svg",
+    "statistics_csv",
+];
+
+/// The roles of the report-ready outputs (from `artifact-bundle-v2`).
+pub const REPORT_ROLES: [&str; 3] = ["pdf", "svg", "statistics_csv"];
+
 impl BundleArtifacts {
-    /// Every artifact, in a fixed order.
-    pub fn all(&self) -> [&ArtifactRef; 5] {
-        [
+    /// Every artifact the bundle holds, in a fixed order.
+    pub fn all(&self) -> Vec<&ArtifactRef> {
+        let mut all = vec![
             &self.script,
             &self.plot,
             &self.statistics,
             &self.environment,
             &self.snapshot,
-        ]
+        ];
+        all.extend(
+            [&self.pdf, &self.svg, &self.statistics_csv]
+                .into_iter()
+                .flatten(),
+        );
+        all
     }
 }
 
@@ -67,7 +102,7 @@ impl BundleArtifacts {
 pub struct ArtifactBundleRecord {
     /// Always `artifact_bundle`.
     pub kind: String,
-    /// Always `artifact-bundle-v1`.
+    /// `artifact-bundle-v2` when written (v1 in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -114,7 +149,7 @@ impl ArtifactBundleRecord {
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "artifact-bundle-v1".to_owned(),
+            schema_version: "artifact-bundle-v2".to_owned(),
             revision_id,
             attempt_id,
             verification_hash: bundle.verification_hash,
@@ -129,4 +164,9 @@ impl ArtifactBundleRecord {
     }
 }
 
-crate::record::impl_evidence_record!(ArtifactBundleRecord, "artifact_bundle", ARTIFACT_BUNDLE_V1);
+crate::record::impl_evidence_record!(
+    ArtifactBundleRecord,
+    "artifact_bundle",
+    ARTIFACT_BUNDLE_V2,
+    ARTIFACT_BUNDLE_V1
+);

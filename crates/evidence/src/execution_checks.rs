@@ -1,11 +1,15 @@
 //! `verify_execution_result`: the named checks of DESIGN §1.10 over one execution — the
 //! request, the confirmed spec, the records and script actually supplied, and the runner's
-//! result — returning `execution-verification-v1`: pass only if every check passes. Each check
+//! result — returning `execution-verification-v2`: pass only if every check passes. Each check
 //! is a function that fails closed (an error is a failed check with its reason); none can be
 //! skipped.
 
+mod report_outputs;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+pub use report_outputs::{check_pdf, check_statistics_csv, check_svg};
 
 use crate::verify::independent_statistics::{
     compare_with_r, compute_cell_statistics, several_records_per_subject_visit,
@@ -17,14 +21,14 @@ use crate::{
     ingest::snapshot::{snapshot_hash, Snapshot},
     record::{EvidenceRecord, Unverified, Verified},
     runner::{canonical_hash, RunResult, RunStatus},
-    schemas::{violations, EXECUTION_RESULT_V2},
+    schemas::{violations, EXECUTION_RESULT_V3},
 };
 
 /// Version of the verification's output.
-pub const VERIFICATION_VERSION: &str = "execution-verification-v1";
+pub const VERIFICATION_VERSION: &str = "execution-verification-v2";
 
 /// The checks, in the order they run.
-pub const CHECK_NAMES: [&str; 10] = [
+pub const CHECK_NAMES: [&str; 11] = [
     "schema",
     "script_hash",
     "snapshot_hash",
@@ -35,6 +39,7 @@ pub const CHECK_NAMES: [&str; 10] = [
     "environment_fingerprint",
     "independent_statistics",
     "script_provenance",
+    "report_outputs",
 ];
 
 /// Pass or fail.
@@ -59,11 +64,11 @@ pub struct CheckResult {
     pub reason: Option<String>,
 }
 
-/// `execution-verification-v1`.
+/// `execution-verification-v2`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutionVerification {
-    /// Always `execution-verification-v1`.
+    /// Always `execution-verification-v2`.
     pub version: String,
     /// Every check passed.
     pub passed: bool,
@@ -114,7 +119,7 @@ type Check = fn(&VerificationInput<'_>) -> Result<(), CheckFailure>;
 
 /// Runs every check (see the module documentation).
 pub fn verify_execution_result(input: &VerificationInput<'_>) -> ExecutionVerification {
-    let checks: [(&str, Check); 10] = [
+    let checks: [(&str, Check); 11] = [
         ("schema", check_schema),
         ("script_hash", check_script_hash),
         ("snapshot_hash", check_snapshot_hash),
@@ -125,6 +130,7 @@ pub fn verify_execution_result(input: &VerificationInput<'_>) -> ExecutionVerifi
         ("environment_fingerprint", check_environment_fingerprint),
         ("independent_statistics", check_independent_statistics),
         ("script_provenance", check_script_provenance),
+        ("report_outputs", report_outputs::check_report_outputs),
     ];
     let checks: Vec<CheckResult> = checks
         .iter()
@@ -167,14 +173,14 @@ fn output<'a>(input: &'a VerificationInput<'_>, name: &str) -> Result<&'a [u8], 
 }
 
 /// The request re-read from its canonical bytes is a valid, self-consistent record, and the
-/// result is a valid `execution-result-v2` document.
+/// result is a valid `execution-result-v3` document.
 fn check_schema(input: &VerificationInput<'_>) -> Result<(), CheckFailure> {
     let request = input.request;
     Unverified::<ExecutionRequest>::parse(request.canonical())
         .and_then(|u| u.verify(request.record().previous_hash()))
         .map_err(|e| format!("request: {e}"))?;
     let value = serde_json::to_value(input.result).map_err(|e| format!("result: {e}"))?;
-    let problems = violations(&EXECUTION_RESULT_V2, &value).map_err(|e| e.to_string())?;
+    let problems = violations(&EXECUTION_RESULT_V3, &value).map_err(|e| e.to_string())?;
     if !problems.is_empty() {
         return failed(format!("result: {}", problems.join("; ")));
     }

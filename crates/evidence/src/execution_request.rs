@@ -1,7 +1,8 @@
-//! `execution_request` (schema `execution-request-v4`, reads v3, v2 and v1 too): what a governed
-//! execution is asked to run, by hash: the confirmed spec, the compiled script, the selected
-//! records (their stored CSV object and their canonical snapshot hash), the compiler and harness
-//! versions, the adamviz source they came from, and the image size.
+//! `execution_request` (schema `execution-request-v5`, reads v4, v3, v2 and v1 too): what a
+//! governed execution is asked to run, by hash: the confirmed spec, the compiled script, the
+//! selected records (their stored CSV object and their canonical snapshot hash), the compiler
+//! and harness versions, the adamviz source they came from, the image size, and the title and
+//! footnotes the report-ready figure is drawn with.
 
 use crate::domain::ids::RevisionId;
 use serde::{Deserialize, Serialize};
@@ -10,10 +11,11 @@ use super::{
     record::EvidenceRecord,
     schemas::{
         EXECUTION_REQUEST_V1, EXECUTION_REQUEST_V2, EXECUTION_REQUEST_V3, EXECUTION_REQUEST_V4,
+        EXECUTION_REQUEST_V5,
     },
 };
 use crate::{
-    compiler::{boxplot_script::COMPILER_VERSION, ImageSize},
+    compiler::{boxplot_script::COMPILER_VERSION, report_text::ReportText, ImageSize},
     domain::digest::Sha256Digest,
     runner::HARNESS_VERSION,
 };
@@ -24,7 +26,7 @@ use crate::{
 pub struct ExecutionRequest {
     /// Always `execution_request`.
     pub kind: String,
-    /// `execution-request-v4` when written (v3, v2 and v1 in older records).
+    /// `execution-request-v5` when written (v4, v3, v2 and v1 in older records).
     pub schema_version: String,
     /// The revision (`rev-` and 32 hex digits).
     pub revision_id: RevisionId,
@@ -45,6 +47,9 @@ pub struct ExecutionRequest {
     pub adamviz_source: Option<adamviz_model::provenance::SourceProvenance>,
     /// PNG size.
     pub image: ImageSize,
+    /// The report-ready figure's title and footnotes (from `execution-request-v5`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<ReportText>,
     /// When it was requested (canonical UTC RFC 3339).
     pub requested_at: String,
     /// Who acted (from `execution-request-v3`; absent in older records).
@@ -58,7 +63,8 @@ pub struct ExecutionRequest {
 
 impl ExecutionRequest {
     /// A request with the current compiler and harness versions, written by the build
-    /// `adamviz_source` (the web crate's `provenance::this_build()`), not yet sealed.
+    /// `adamviz_source` (the web crate's `provenance::this_build()`), with the report-ready
+    /// figure's `report` text, not yet sealed.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         revision_id: RevisionId,
@@ -67,13 +73,14 @@ impl ExecutionRequest {
         snapshot_id: Sha256Digest,
         snapshot_hash: Sha256Digest,
         image: ImageSize,
+        report: ReportText,
         requested_at: String,
         actor: super::actor::Actor,
         adamviz_source: adamviz_model::provenance::SourceProvenance,
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "execution-request-v4".to_owned(),
+            schema_version: "execution-request-v5".to_owned(),
             revision_id,
             spec_hash,
             script_hash,
@@ -83,6 +90,7 @@ impl ExecutionRequest {
             harness_version: HARNESS_VERSION.to_owned(),
             adamviz_source: Some(adamviz_source),
             image,
+            report: Some(report),
             requested_at,
             actor: Some(actor),
             previous_hash: Sha256Digest::from_bytes([0; 32]),
@@ -94,6 +102,7 @@ impl ExecutionRequest {
 crate::record::impl_evidence_record!(
     ExecutionRequest,
     "execution_request",
+    EXECUTION_REQUEST_V5,
     EXECUTION_REQUEST_V4,
     EXECUTION_REQUEST_V3,
     EXECUTION_REQUEST_V2,

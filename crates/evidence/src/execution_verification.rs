@@ -1,11 +1,15 @@
-//! `execution_verification` (schema `execution-verification-v1`): the verifier's verdict on one
+//! `execution_verification` (schema `execution-verification-v2`, eleven checks; v1's ten are
+//! still read): the verifier's verdict on one
 //! attempt, recorded for either outcome: every named check with its outcome and reason, the
 //! failed names, and the output hashes the verdict is about.
 
 use crate::domain::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
-use super::{record::EvidenceRecord, schemas::EXECUTION_VERIFICATION_V1};
+use super::{
+    record::EvidenceRecord,
+    schemas::{EXECUTION_VERIFICATION_V1, EXECUTION_VERIFICATION_V2},
+};
 use crate::{
     domain::digest::Sha256Digest,
     execution_checks::{CheckResult, ExecutionVerification},
@@ -29,7 +33,7 @@ pub struct OutputHashes {
 pub struct ExecutionVerificationRecord {
     /// Always `execution_verification`.
     pub kind: String,
-    /// Always `execution-verification-v1`.
+    /// `execution-verification-v2` when written (v1 in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -92,7 +96,7 @@ impl ExecutionVerificationRecord {
     ) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "execution-verification-v1".to_owned(),
+            schema_version: "execution-verification-v2".to_owned(),
             revision_id,
             attempt_id,
             request_hash,
@@ -112,5 +116,6 @@ impl ExecutionVerificationRecord {
 crate::record::impl_evidence_record!(
     ExecutionVerificationRecord,
     "execution_verification",
+    EXECUTION_VERIFICATION_V2,
     EXECUTION_VERIFICATION_V1
 );

@@ -1,5 +1,5 @@
-//! `revision_context` (schema `revision-context-v2`, reads v1 too): everything needed to reproduce a Verified
-//! revision in one record: the question, the confirmed spec, the source dataset's metadata and
+//! `revision_context` (schema `revision-context-v6`, reads v1–v5 too): everything needed to
+//! reproduce a Verified revision in one record: the question, the confirmed spec, the source dataset's metadata and
 //! the profile warnings its reviewer saw, the selected records (the stored snapshot CSV by
 //! hash) with their column classes and roles, the script, the execution request, the runner's
 //! result with its environment record, the verification, the accepted bundle and the output
@@ -14,7 +14,7 @@ use super::{
     record::EvidenceRecord,
     schemas::{
         REVISION_CONTEXT_V1, REVISION_CONTEXT_V2, REVISION_CONTEXT_V3, REVISION_CONTEXT_V4,
-        REVISION_CONTEXT_V5,
+        REVISION_CONTEXT_V5, REVISION_CONTEXT_V6,
     },
 };
 use crate::domain::{digest::Sha256Digest, profile::ProfileWarning};
@@ -112,7 +112,7 @@ pub struct ContextOutputs {
 pub struct RevisionContextRecord {
     /// Always `revision_context`.
     pub kind: String,
-    /// `revision-context-v5` when written (v4, v3, v2 and v1 in older records).
+    /// `revision-context-v6` when written (v5, v4, v3, v2 and v1 in older records).
     pub schema_version: String,
     /// The revision.
     pub revision_id: RevisionId,
@@ -204,7 +204,7 @@ impl RevisionContextRecord {
         let (spec, spec_hash) = parts.spec;
         Ok(Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "revision-context-v5".to_owned(),
+            schema_version: "revision-context-v6".to_owned(),
             revision_id: parts.revision_id.clone(),
             attempt_id: parts.attempt_id.clone(),
             question: spec
@@ -248,6 +248,7 @@ impl RevisionContextRecord {
 crate::record::impl_evidence_record!(
     RevisionContextRecord,
     "revision_context",
+    REVISION_CONTEXT_V6,
     REVISION_CONTEXT_V5,
     REVISION_CONTEXT_V4,
     REVISION_CONTEXT_V3,

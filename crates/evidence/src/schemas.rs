@@ -182,17 +182,58 @@ pub static REPRODUCTION_V1: SchemaFile = schema_file!(
     "3b1d02c1ce62d17d18a3094b6dec0c191ececfa5410f1a6a67dbb6b064c12921"
 );
 
+/// `schemas/execution-request-v5.schema.json`: harness `execution-harness-v3`, with the title
+/// and footnotes of the report-ready figure (`report`).
+pub static EXECUTION_REQUEST_V5: SchemaFile = schema_file!(
+    "execution-request-v5.schema.json",
+    "a4f7708e333d9115f57667f300a55abded93f66cb4ff58b2210875a533dfefc8",
+    "2476ae93a5a11306c6e269ac539d99aee6e8dff9438dd2009f51ace1836097af"
+);
+
+/// `schemas/execution-result-v3.schema.json` (the runner's result; not a ledger record): harness
+/// `execution-harness-v3`, whose outputs add plot.pdf, plot.svg and statistics.csv.
+pub static EXECUTION_RESULT_V3: SchemaFile = schema_file!(
+    "execution-result-v3.schema.json",
+    "23c3d0e5682f3d4b686b9478b2ca2cb430d088ff1aafbd284093c47ee6b217c2",
+    "d5e63c96415111b3622830b9080fa75656f9777575f234917c165f9dd1b2a410"
+);
+
+/// `schemas/revision-context-v6.schema.json`: the result of schema `execution-result-v3`.
+pub static REVISION_CONTEXT_V6: SchemaFile = schema_file!(
+    "revision-context-v6.schema.json",
+    "62e11af4ddbbac2e303635663897614dceb46983ea7fd674e23cc94e4666a8b5",
+    "be2d4d4ad511e820347e8ec9201c27b6e35e8868e0a011bd7188e6fef237f39b"
+);
+
+/// `schemas/artifact-bundle-v2.schema.json`: adds the report-ready PDF, SVG and statistics CSV.
+pub static ARTIFACT_BUNDLE_V2: SchemaFile = schema_file!(
+    "artifact-bundle-v2.schema.json",
+    "153702f638bb311b8192c00f3c7e8c949c9b6574a0447e40e19bb078fbf29d6e",
+    "574b45ed5b60a9b5c8d0b05f8796c95391314a59ede3d0f4e0298ed1651db62f"
+);
+
+/// `schemas/execution-verification-v2.schema.json`: eleven checks, adding `report_outputs`.
+pub static EXECUTION_VERIFICATION_V2: SchemaFile = schema_file!(
+    "execution-verification-v2.schema.json",
+    "6011fcd0686c756d22d084a88f42f88a728a8e1c7eb25879b095feb46a564d28",
+    "791592bd4d5e5f8c46e033369b16770810d5a605a93fbeb5b88509dbff0bc9a2"
+);
+
 /// Every schema adamviz knows: the versions it writes and the older ones it still reads.
-pub static ALL_SCHEMAS: [&SchemaFile; 21] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 26] = [
+    &EXECUTION_REQUEST_V5,
     &EXECUTION_REQUEST_V4,
     &EXECUTION_REQUEST_V3,
     &EXECUTION_REQUEST_V2,
     &EXECUTION_REQUEST_V1,
+    &EXECUTION_RESULT_V3,
     &EXECUTION_RESULT_V2,
     &EXECUTION_RESULT_V1,
     &EXECUTION_ATTEMPT_V2,
     &EXECUTION_ATTEMPT_V1,
+    &EXECUTION_VERIFICATION_V2,
     &EXECUTION_VERIFICATION_V1,
+    &ARTIFACT_BUNDLE_V2,
     &ARTIFACT_BUNDLE_V1,
     &REVISION_LIFECYCLE_V3,
     &REVISION_LIFECYCLE_V2,
@@ -200,6 +241,7 @@ pub static ALL_SCHEMAS: [&SchemaFile; 21] = [
     &APPROVAL_V1,
     &REPRODUCTION_V1,
     &REVISION_LIFECYCLE_V1,
+    &REVISION_CONTEXT_V6,
     &REVISION_CONTEXT_V5,
     &REVISION_CONTEXT_V4,
     &REVISION_CONTEXT_V3,

@@ -1,6 +1,7 @@
 //! `GET /api/revisions/{id}/files/{name}` (logged in): one artifact of a revision — `script.R`
-//! and `snapshot.csv` from its creation, `plot.png`, `statistics.json` and `environment.json`
-//! once Verified — read from the object store re-hashed (corrupt bytes are an error, never
+//! and `snapshot.csv` from its creation, `plot.png`, `statistics.json`, `environment.json` and
+//! the report-ready `plot.pdf`, `plot.svg` (always as an attachment) and `statistics.csv` once
+//! Verified — read from the object store re-hashed (corrupt bytes are an error, never
 //! served), with its media type. Artifacts hold subject-level data (`snapshot.csv` is the
 //! analysis records): the browser must not keep them, so every one is served
 //! `Cache-Control: no-store`; the `ETag` is still its hash, so a client that does keep a copy
@@ -25,6 +26,8 @@ use crate::{
 pub fn media_type(name: &str) -> &'static str {
     match name.rsplit('.').next() {
         Some("png") => "image/png",
+        Some("pdf") => "application/pdf",
+        Some("svg") => "image/svg+xml",
         Some("json") => "application/json",
         Some("csv") => "text/csv; charset=utf-8",
         Some("R") => "text/plain; charset=utf-8",
@@ -76,7 +79,8 @@ pub async fn revision_file(
     if let Ok(value) = HeaderValue::from_str(&etag) {
         headers.insert(header::ETAG, value);
     }
-    if query.contains_key("download") {
+    // An SVG is a document that could carry script: it is never rendered from this origin.
+    if query.contains_key("download") || name.ends_with(".svg") {
         if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
             headers.insert(header::CONTENT_DISPOSITION, value);
         }

@@ -109,6 +109,9 @@ pub(super) fn store_outputs(
     let plot = stored("plot.png")?;
     let statistics = stored("statistics.json")?;
     let environment = stored("environment.json")?;
+    let pdf = stored("plot.pdf")?;
+    let svg = stored("plot.svg")?;
+    let statistics_csv = stored("statistics.csv")?;
     let snapshot_size = objects.get(snapshot_id)?.len() as u64;
     Ok(BundleArtifacts {
         script,
@@ -120,6 +123,9 @@ pub(super) fn store_outputs(
             sha256: *snapshot_id,
             size: snapshot_size,
         },
+        pdf: Some(pdf),
+        svg: Some(svg),
+        statistics_csv: Some(statistics_csv),
     })
 }
 

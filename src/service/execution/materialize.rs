@@ -53,6 +53,7 @@ impl ExecutionService {
                 .canonical_json()
                 .map_err(|e| PrepareError::Compile(e.into()))?,
             upload: upload.clone(),
+            spec: spec.clone(),
             free_scale: spec.y_scale == YScale::Free,
             spec_hash: prepared.script.spec_hash,
             script_hash: prepared.script.script_hash,
@@ -115,6 +116,7 @@ fn prepare_revision(
 struct RevisionRows {
     canonical_spec: Vec<u8>,
     upload: UploadInfo,
+    spec: PlotSpec,
     free_scale: bool,
     spec_hash: Sha256Digest,
     script_hash: Sha256Digest,
@@ -150,6 +152,16 @@ fn record_revision(
     let request_hash = if rows.free_scale {
         None
     } else {
+        let report = report_text(
+            &rows.spec,
+            ReportFacts {
+                dataset_name: &upload.file_name,
+                dataset_hash: &upload.content_hash,
+                script_hash: &rows.script_hash,
+                revision_id: id.as_str(),
+                parent: rows.parent.as_ref().map(|p| p.as_str()),
+            },
+        );
         let request = ExecutionRequest::new(
             id.clone(),
             rows.spec_hash,
@@ -157,6 +169,7 @@ fn record_revision(
             rows.snapshot_id,
             rows.snapshot_hash,
             rows.image,
+            report,
             utc_now(),
             rows.actor.clone(),
             crate::provenance::this_build(),

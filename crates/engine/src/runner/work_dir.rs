@@ -25,6 +25,7 @@ pub(super) async fn write_inputs(
         column_names: snapshot.columns.iter().map(|c| c.name.as_str()).collect(),
         column_classes: snapshot.columns.iter().map(|c| c.class.as_str()).collect(),
         image: request.image,
+        report: request.report.as_ref(),
     };
     let failed = |file: &str| {
         let file = file.to_owned();

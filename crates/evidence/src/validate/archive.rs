@@ -86,6 +86,9 @@ fn kept(name: &str) -> bool {
             | "artifacts/script.R"
             | "artifacts/snapshot.csv"
             | "artifacts/statistics.json"
+            | "artifacts/statistics.csv"
+            | "artifacts/plot.pdf"
+            | "artifacts/plot.svg"
     ) || name.starts_with("records/")
         || name.starts_with("schemas/")
 }

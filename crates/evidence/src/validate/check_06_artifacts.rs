@@ -74,11 +74,45 @@ impl Validation {
                 }
             }
         }
+        self.check_report_artifacts(archive);
         self.close(
             6,
             before,
             Code::Artifact,
             format!("{} artifacts re-hashed", manifest.artifacts.len()),
         );
+    }
+}
+
+impl Validation {
+    /// The report-ready outputs (bundles from `artifact-bundle-v2` on) are what they claim to
+    /// be, by the verifier's own tests: the PDF parses with its fonts embedded, the SVG is an
+    /// SVG document, the CSV holds exactly `statistics.json`'s cells.
+    fn check_report_artifacts(&mut self, archive: &Archive) {
+        use crate::execution_checks::{check_pdf, check_statistics_csv, check_svg};
+        let outcomes = [
+            (
+                "artifacts/plot.pdf",
+                archive.bytes("artifacts/plot.pdf").map(check_pdf),
+            ),
+            (
+                "artifacts/plot.svg",
+                archive.bytes("artifacts/plot.svg").map(check_svg),
+            ),
+            (
+                "artifacts/statistics.csv",
+                archive.bytes("artifacts/statistics.csv").map(|csv| {
+                    archive.bytes("artifacts/statistics.json").map_or(
+                        Err("there is no statistics.json to hold".to_owned()),
+                        |json| check_statistics_csv(csv, json),
+                    )
+                }),
+            ),
+        ];
+        for (path, outcome) in outcomes {
+            if let Some(Err(problem)) = outcome {
+                self.failure(Code::Artifact, None, path, problem);
+            }
+        }
     }
 }

@@ -74,6 +74,7 @@ impl Validation {
                         snapshot: Arc::new(snapshot),
                         expected_snapshot_hash: hash,
                         image,
+                        report: serde_json::from_value(request["report"].clone()).ok(),
                     },
                     expected_analytical_hash: expected.to_owned(),
                 })

@@ -215,5 +215,6 @@ pub fn run_request_from(
         snapshot: std::sync::Arc::new(snapshot),
         expected_snapshot_hash: hash("snapshot_hash")?,
         image: serde_json::from_value(request["image"].clone()).unwrap_or_default(),
+        report: serde_json::from_value(request["report"].clone()).ok(),
     })
 }

@@ -1,16 +1,18 @@
-# adamviz execution harness, version execution-harness-v2.
+# adamviz execution harness, version execution-harness-v3.
 # Application-owned R code that runs one compiled boxplot script in a governed execution.
 # Usage (by the runner only): Rscript --vanilla harness.R run|wait
 # The working directory holds manifest.json, snapshot.csv and script.R; in "wait" mode (a
 # process of the pool, started ahead of time) they are written after start and the runner
-# says "go" on stdin. Outputs: statistics.json, plot.png, environment.json.
+# says "go" on stdin. Outputs: statistics.json, plot.png, environment.json, and the report-ready
+# outputs plot.pdf, plot.svg (the figure under the manifest's title with its footnotes, drawn by
+# R's cairo devices) and statistics.csv.
 #
 # Everything of the harness lives in the environment of the local() below, not in the global
 # environment: the script (sourced into a fresh environment whose parent is the global one)
 # can neither see nor change the harness's variables by name.
 
 local({
-harness_version <- "execution-harness-v2"
+harness_version <- "execution-harness-v3"
 harness_mode <- commandArgs(trailingOnly = TRUE)[1L]
 harness_started <- proc.time()[["elapsed"]]
 
@@ -54,7 +56,10 @@ artifact <- get("boxplot_artifact", envir = script_env)
 
 # Whatever the script left at the outputs' names (a symbolic link, a FIFO, a directory) is
 # removed, so that the harness writes new regular files in the run's directory.
-for (output in c("statistics.json", "plot.png", "environment.json")) {
+harness_outputs <- c(
+  "statistics.json", "plot.png", "environment.json", "plot.pdf", "plot.svg", "statistics.csv"
+)
+for (output in harness_outputs) {
   unlink(output, recursive = TRUE, force = TRUE)
 }
 
@@ -94,6 +99,63 @@ grDevices::png(
 )
 print(artifact)
 invisible(grDevices::dev.off())
+
+# The report-ready figure: the plot as drawn above, under the report's title, with its
+# footnotes below, on a landscape page (11 x 8.5 in), by R's cairo devices with the one font
+# family embedded (PDF) or drawn as outlines (SVG).
+report <- manifest$report
+report_title <- if (is.null(report)) NULL else report$title
+report_footnotes <- if (is.null(report)) character() else as.character(unlist(report$footnotes))
+report_figure <- patchwork::wrap_elements(full = artifact) +
+  patchwork::plot_annotation(
+    title = report_title,
+    caption = if (length(report_footnotes) > 0L) paste(report_footnotes, collapse = "\n") else NULL,
+    theme = ggplot2::theme(
+      plot.title = ggplot2::element_text(family = "DejaVu Sans", face = "bold", size = 13),
+      plot.caption = ggplot2::element_text(family = "DejaVu Sans", hjust = 0, size = 7.5)
+    )
+  )
+grDevices::cairo_pdf("plot.pdf", width = 11, height = 8.5, family = "DejaVu Sans", bg = "white")
+print(report_figure)
+invisible(grDevices::dev.off())
+grDevices::svg("plot.svg", width = 11, height = 8.5, family = "DejaVu Sans", bg = "white")
+print(report_figure)
+invisible(grDevices::dev.off())
+
+# cairo stamps the PDF with the time it was written (/CreationDate (D:YYYYMMDDHHMMSSZ)): the
+# stamp is replaced, in place and at the same length, by a fixed one, so that the same inputs
+# give the same bytes (the run's time is in the evidence). Exactly one stamp must be found.
+pdf_bytes <- readBin("plot.pdf", "raw", n = file.size("plot.pdf"))
+stamp_at <- grepRaw("/CreationDate \\(D:[0-9]{14}Z\\)", pdf_bytes, all = TRUE)
+if (length(stamp_at) != 1L) stop("harness: plot.pdf has no single CreationDate to fix", call. = FALSE)
+fixed_stamp <- charToRaw("/CreationDate (D:20000101000000Z)")
+pdf_bytes[stamp_at:(stamp_at + length(fixed_stamp) - 1L)] <- fixed_stamp
+writeBin(pdf_bytes, "plot.pdf")
+
+# The statistics as CSV: one row per cell, the columns of statistics.json's cells in their
+# order, every double written as in statistics.json (the shortest text that reads back to it).
+csv_field <- function(value) {
+  if (is.double(value)) {
+    if (is.na(value)) return("")
+    if (is.infinite(value)) return(if (value > 0) "Inf" else "-Inf")
+    candidates <- sprintf("%.*g", 15:17, value)
+    return(candidates[as.numeric(candidates) == value][[1L]])
+  }
+  if (is.na(value)) return("")
+  text <- as.character(value)
+  if (is.logical(value)) text <- tolower(text)
+  if (grepl("[\",\r\n]", text)) text <- paste0("\"", gsub("\"", "\"\"", text, fixed = TRUE), "\"")
+  text
+}
+csv_lines <- c(
+  paste(vapply(names(cells), csv_field, ""), collapse = ","),
+  vapply(seq_len(nrow(cells)), function(i) {
+    paste(vapply(cells[i, , drop = TRUE], csv_field, ""), collapse = ",")
+  }, "")
+)
+csv_connection <- file("statistics.csv", open = "wb")
+writeLines(enc2utf8(csv_lines), csv_connection, sep = "\n", useBytes = TRUE)
+close(csv_connection)
 
 font_file <- tryCatch(
   system2("fc-match", c("-f", "%{file}", shQuote("DejaVu Sans")), stdout = TRUE, stderr = FALSE),
