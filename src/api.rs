@@ -12,6 +12,7 @@ pub mod drafts;
 pub mod error;
 pub mod meta;
 pub mod revisions;
+pub mod work;
 
 use crate::domain::account::Role;
 
@@ -56,6 +57,7 @@ pub const ACCESS: &[(&str, Access)] = &[
     ),
     ("/api/revisions/history", Access::LoggedIn),
     ("/api/revisions/compare", Access::LoggedIn),
+    ("/api/work/list", Access::LoggedIn),
 ];
 
 /// Routes that are not server functions (POST), with who may use them.

@@ -17,3 +17,4 @@ pub mod revisions;
 pub mod runs;
 pub mod startup;
 pub mod upload;
+pub mod work_list;

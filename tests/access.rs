@@ -201,7 +201,7 @@ fn sample_body(path: &str, call: usize) -> String {
             "content_hash={}&question=x&answers%5Btitle%5D=t",
             "0".repeat(64)
         ),
-        "/api/revisions/list" | "/api/meta/installation" => String::new(),
+        "/api/revisions/list" | "/api/meta/installation" | "/api/work/list" => String::new(),
         "/api/revisions/detail" | "/api/revisions/status" => format!("id=rev-{}", "0".repeat(32)),
         "/api/revisions/run" => format!(
             "revision_id=rev-{}&idempotency_key=key-{call:08}",

@@ -12,7 +12,7 @@ use adamviz::{
     domain::{
         account::{Account, Role},
         ids::RevisionId,
-        revision::{RevisionStatus, RunStatus},
+        revision::RevisionStatus,
     },
     evidence::{
         actor::Actor,
@@ -20,10 +20,9 @@ use adamviz::{
         reproduction::ReproductionOutcome,
     },
     service::{
-        accounts::{create_account, now},
+        accounts::now,
         approvals::{evidence_head, sign, signatures_of, SignError, SignRequest},
         reproduction::{reproduce, ReproduceError},
-        runs::start_run,
     },
     store::{audit::audit, repository::get_revision},
 };
@@ -31,21 +30,6 @@ use chrono::Duration;
 use flow_server::*;
 
 const PASSWORD: &str = "correct horse battery";
-
-fn account(server: &Server, name: &str, roles: &[Role]) -> Account {
-    let mut connection = server.database.connection().unwrap();
-    create_account(
-        &mut connection,
-        name,
-        PASSWORD,
-        roles,
-        adamviz::service::accounts::PasswordOrigin::ChosenByOwner,
-        &adamviz::service::accounts::Operator::setup(),
-        None,
-        now(),
-    )
-    .unwrap()
-}
 
 fn request(id: &RevisionId, decision: Decision, password: &str) -> SignRequest {
     SignRequest {
@@ -56,15 +40,6 @@ fn request(id: &RevisionId, decision: Decision, password: &str) -> SignRequest {
         password: password.to_owned(),
         evidence_head_seen: None,
     }
-}
-
-async fn verified(server: &Server, key: &str) -> RevisionId {
-    let id = server.revision(None).await;
-    start_run(&server.run, &id, key, server.actor.clone())
-        .await
-        .unwrap();
-    assert_eq!(server.settled(&id).await, RunStatus::Verified);
-    id
 }
 
 /// The ledger record with hash `hash`, parsed.
@@ -102,12 +77,12 @@ fn security_events(server: &Server, name: &str) -> Vec<(String, String, String)>
 async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged() {
     let mut server = server(1);
     // The author may also review, so that four eyes is a rule and not a missing role.
-    let ann = account(&server, "ann", &[Role::Author, Role::Reviewer]);
-    let ada = account(&server, "ada", &[Role::Author]);
-    let rex = account(&server, "rex", &[Role::Reviewer]);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author, Role::Reviewer]);
+    let ada = server.account_with("ada", PASSWORD, &[Role::Author]);
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
     let draft = server.revision(None).await;
-    let id = verified(&server, "approval-run-1").await;
+    let id = server.verified("approval-run-1").await;
     let mut connection = server.database.connection().unwrap();
     let t0 = now();
 
@@ -233,7 +208,7 @@ async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged()
     assert_eq!(security_events(&server, "ada").len(), 1);
 
     // The database's own rule: no approval without its record, whatever SQL is sent.
-    let other = verified(&server, "approval-run-2").await;
+    let other = server.verified("approval-run-2").await;
     let raw = connection.as_sqlite().unwrap().execute(
         "UPDATE revisions SET status = 'approved', version = version + 1 WHERE id = ?1",
         [other.as_str()],
@@ -248,10 +223,10 @@ async fn a_second_reviewer_signs_with_the_password_and_every_attempt_is_logged()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_wrong_passwords_lock_signing_for_fifteen_minutes() {
     let mut server = server(1);
-    let ann = account(&server, "ann", &[Role::Author]);
-    let quinn = account(&server, "quinn", &[Role::Reviewer]);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
+    let quinn = server.account_with("quinn", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
-    let id = verified(&server, "lock-run").await;
+    let id = server.verified("lock-run").await;
     let mut connection = server.database.connection().unwrap();
     let t0 = now();
     let attempt =
@@ -301,8 +276,8 @@ async fn three_wrong_passwords_lock_signing_for_fifteen_minutes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retained_result_reproduces_and_corrupt_inputs_fail_loudly() {
     let mut server = server(1);
-    let ann = account(&server, "ann", &[Role::Author]);
-    let rex = account(&server, "rex", &[Role::Reviewer]);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
     let draft = server.revision(None).await;
     assert!(matches!(
@@ -311,7 +286,7 @@ async fn a_retained_result_reproduces_and_corrupt_inputs_fail_loudly() {
             .unwrap_err(),
         ReproduceError::NotRetained { .. }
     ));
-    let id = verified(&server, "reproduce-run").await;
+    let id = server.verified("reproduce-run").await;
     // Approved revisions reproduce too.
     {
         let mut connection = server.database.connection().unwrap();
@@ -398,10 +373,10 @@ async fn a_retained_result_reproduces_and_corrupt_inputs_fail_loudly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_cannot_happen_records_nothing_and_a_failed_reproduction_blocks_approval() {
     let mut server = server(1);
-    let ann = account(&server, "ann", &[Role::Author]);
-    let rex = account(&server, "rex", &[Role::Reviewer]);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
-    let id = verified(&server, "not-run-key").await;
+    let id = server.verified("not-run-key").await;
     let records = |server: &Server| -> i64 {
         let connection = server.database.connection().unwrap();
         connection
@@ -473,15 +448,15 @@ async fn a_run_that_cannot_happen_records_nothing_and_a_failed_reproduction_bloc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reviewer_named_as_the_command_line_user_who_made_a_revision_cannot_sign_it() {
     let mut server = server(1);
-    let rex = account(&server, "rex", &[Role::Reviewer]);
-    let quinn = account(&server, "quinn", &[Role::Reviewer]);
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
+    let quinn = server.account_with("quinn", PASSWORD, &[Role::Reviewer]);
     // Made on the server's command line by the operating-system user "Rex".
     server.actor = Actor {
         via: adamviz::evidence::actor::ActorVia::CommandLine,
         account_id: None,
         account_name: "Rex".to_owned(),
     };
-    let id = verified(&server, "command-line").await;
+    let id = server.verified("command-line").await;
     let mut connection = server.database.connection().unwrap();
     assert_eq!(
         sign(
@@ -508,10 +483,10 @@ async fn a_reviewer_named_as_the_command_line_user_who_made_a_revision_cannot_si
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_of_an_approved_revision_needs_its_own_approval() {
     let mut server = server(1);
-    let ann = account(&server, "ann", &[Role::Author]);
-    let rex = account(&server, "rex", &[Role::Reviewer]);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
-    let parent = verified(&server, "parent-run").await;
+    let parent = server.verified("parent-run").await;
     let mut connection = server.database.connection().unwrap();
     sign(
         &mut connection,
@@ -595,10 +570,10 @@ async fn the_history_pages_and_filters_many_revisions_and_names_approvers() {
         store::repository::latest_attempt,
     };
     let mut server = server(1);
-    let ann = account(&server, "ann", &[Role::Author]);
-    let rex = account(&server, "rex", &[Role::Reviewer]);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
-    let approved = verified(&server, "history-run").await;
+    let approved = server.verified("history-run").await;
     let draft = server.revision(None).await;
     let mut connection = server.database.connection().unwrap();
     sign(

@@ -12,7 +12,6 @@ use adamviz::{
         account::{Account, Role},
         digest::Sha256Digest,
         ids::RevisionId,
-        revision::RunStatus,
     },
     evidence::{
         actor::Actor,
@@ -25,7 +24,6 @@ use adamviz::{
             PasswordChangeError, PasswordOrigin,
         },
         approvals::{evidence_head, sign, SignError, SignRequest},
-        runs::start_run,
     },
     store::{audit::audit, ledger::append_evidence},
 };
@@ -50,22 +48,6 @@ fn admin(server: &Server) -> Account {
     .unwrap()
 }
 
-/// An account whose owner chose the password (the usual state after the first login).
-fn own_account(server: &Server, name: &str, roles: &[Role]) -> Account {
-    let mut connection = server.database.connection().unwrap();
-    create_account(
-        &mut connection,
-        name,
-        OWN,
-        roles,
-        PasswordOrigin::ChosenByOwner,
-        &Operator::setup(),
-        None,
-        now(),
-    )
-    .unwrap()
-}
-
 fn approve(id: &RevisionId, password: &str) -> SignRequest {
     SignRequest {
         revision_id: id.clone(),
@@ -77,15 +59,6 @@ fn approve(id: &RevisionId, password: &str) -> SignRequest {
     }
 }
 
-async fn verified(server: &Server, key: &str) -> RevisionId {
-    let id = server.revision(None).await;
-    start_run(&server.run, &id, key, server.actor.clone())
-        .await
-        .unwrap();
-    assert_eq!(server.settled(&id).await, RunStatus::Verified);
-    id
-}
-
 fn at(base: DateTime<Utc>, hours: i64) -> DateTime<Utc> {
     base + Duration::hours(hours)
 }
@@ -94,9 +67,9 @@ fn at(base: DateTime<Utc>, hours: i64) -> DateTime<Utc> {
 async fn attack_the_admin_signs_with_a_password_it_set() {
     let mut server = server(1);
     let ada = admin(&server);
-    let ann = own_account(&server, "ann", &[Role::Author]);
+    let ann = server.account_with("ann", OWN, &[Role::Author]);
     server.actor = Actor::web(&ann);
-    let id = verified(&server, "admin-set-password").await;
+    let id = server.verified("admin-set-password").await;
     let mut connection = server.database.connection().unwrap();
     let t0 = now();
     // The admin creates the reviewer with a password the admin knows.
@@ -256,7 +229,7 @@ fn sessions(connection: &rusqlite::Connection) -> Vec<String> {
 fn a_password_change_ends_every_other_session_and_a_reset_ends_them_all() {
     let server = server(1);
     let ada = admin(&server);
-    let ann = own_account(&server, "ann", &[Role::Author]);
+    let ann = server.account_with("ann", OWN, &[Role::Author]);
     let mut connection = server.database.connection().unwrap();
     for id in ["ann-laptop", "ann-phone", "ann-stolen"] {
         session_row(connection.as_sqlite().unwrap(), id, ann.id);
@@ -322,7 +295,7 @@ fn attack_an_admin_also_holds_the_reviewer_role() {
     )
     .unwrap_err();
     assert!(matches!(refused, AccountError::Duties(_)), "{refused}");
-    let rex = own_account(&server, "rex", &[Role::Reviewer]);
+    let rex = server.account_with("rex", OWN, &[Role::Reviewer]);
     let refused = set_roles(
         &mut connection,
         "rex",
@@ -423,10 +396,10 @@ async fn attack_a_legacy_admin_reviewer_cannot_sign() {
     // Accounts that held both before migration 8 keep them until an admin splits them: they
     // cannot sign.
     let mut server = server(1);
-    let ann = own_account(&server, "ann", &[Role::Author]);
-    let old = own_account(&server, "old", &[Role::Reviewer]);
+    let ann = server.account_with("ann", OWN, &[Role::Author]);
+    let old = server.account_with("old", OWN, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
-    let id = verified(&server, "legacy-admin").await;
+    let id = server.verified("legacy-admin").await;
     let mut connection = server.database.connection().unwrap();
     connection
         .as_sqlite()
@@ -503,11 +476,11 @@ fn signer(id: i64, name: &str) -> Signer {
 async fn attack_ghost_approvals_appended_to_the_database_fail_the_audit() {
     let mut server = server(1);
     let ada = admin(&server);
-    let ann = own_account(&server, "ann", &[Role::Author]);
-    let rex = own_account(&server, "rex", &[Role::Reviewer]);
-    let quinn = own_account(&server, "quinn", &[Role::Reviewer]);
+    let ann = server.account_with("ann", OWN, &[Role::Author]);
+    let rex = server.account_with("rex", OWN, &[Role::Reviewer]);
+    let quinn = server.account_with("quinn", OWN, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);
-    let id = verified(&server, "ghost-approvals").await;
+    let id = server.verified("ghost-approvals").await;
     let mut connection = server.database.connection().unwrap();
     // A real signature first: the audit backs it.
     sign(&mut connection, &quinn, &approve(&id, OWN), None, now()).unwrap();

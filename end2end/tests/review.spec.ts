@@ -15,6 +15,7 @@ import { AUTHOR, QA, hydrated, logIn, shoot, tabTo } from "./people";
 test.describe.configure({ mode: "serial" });
 
 let revisionUrl = "";
+let revisedUrl = "";
 const VISITS = "Which visits are shown, in which order?";
 
 async function waitForVerified(page: Page): Promise<void> {
@@ -22,8 +23,19 @@ async function waitForVerified(page: Page): Promise<void> {
   await expect(status).toContainText("Verified", { timeout: 180_000 });
 }
 
+/// The work-list section of the home page whose heading starts with `heading`.
+function workSection(page: Page, heading: string) {
+  return page.getByRole("region", { name: new RegExp(`^${heading} \\(\\d+\\)$`) });
+}
+
 test("the reviewer signs the verified ALT revision after one wrong password", async ({ page }) => {
   await logIn(page, QA);
+  // The reviewer's home page lists the Verified ALT revision as waiting for their signature.
+  await page.goto("/");
+  await hydrated(page);
+  const waiting = workSection(page, "Waiting for my signature");
+  await expect(waiting.getByRole("link").filter({ hasText: "adlbc.xpt" }).first()).toBeVisible();
+  await expect(workSection(page, "Sent back to me")).toContainText("Nothing here.");
   await page.goto("/revisions?status=verified");
   await hydrated(page);
   const row = page.getByRole("row").filter({ hasText: "adlbc.xpt" }).filter({ hasText: "ALT" }).first();
@@ -150,6 +162,7 @@ test("the history shows it Approved; a revision with one visit fewer is run and 
   await waitForVerified(page);
   // Its own approval is still to come; the parent keeps its own.
   await expect(page.getByRole("region", { name: "Signatures" })).toContainText("Not signed yet");
+  revisedUrl = page.url();
 
   await page.getByRole("link", { name: "Compare with the revision it revises" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Compare revisions");
@@ -171,4 +184,37 @@ test("the history shows it Approved; a revision with one visit fewer is run and 
     expect(await image.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBe(1200);
   }
   await shoot(page, "compare");
+});
+
+test("a reviewer sends the revision back: the author's home lists it as sent back, the reviewer's no longer as waiting", async ({ page, browser }) => {
+  const revisedId = revisedUrl.split("/").pop()!;
+  const approvedId = revisionUrl.split("/").pop()!;
+  await logIn(page, QA);
+  await page.goto("/");
+  await hydrated(page);
+  await expect(workSection(page, "Waiting for my signature").locator(`a[href="/revisions/${revisedId}"]`)).toBeVisible();
+  await expect(workSection(page, "Recently approved").locator(`a[href="/revisions/${approvedId}"]`)).toBeVisible();
+  await page.goto(revisedUrl);
+  await hydrated(page);
+  const form = page.getByRole("form", { name: "Sign this revision" });
+  await form.getByRole("group", { name: "Decision" }).getByLabel("Request changes").check();
+  await form.getByLabel("Comment (required to request changes)").fill("Keep every visit: the dropped one is in the SAP.");
+  await form.getByLabel("Password (re-enter it to sign)").fill(QA.password);
+  await form.getByRole("button", { name: "Sign" }).click();
+  await expect(page.getByRole("region", { name: "Signatures" }).getByRole("listitem").first()).toContainText("Changes requested");
+  await page.goto("/");
+  await hydrated(page);
+  await expect(workSection(page, "Waiting for my signature").locator(`a[href="/revisions/${revisedId}"]`)).toHaveCount(0);
+
+  const author = await (await browser.newContext()).newPage();
+  await logIn(author, AUTHOR);
+  await author.goto("/");
+  await hydrated(author);
+  const sentBack = workSection(author, "Sent back to me");
+  await expect(sentBack.locator(`a[href="/revisions/${revisedId}"]`)).toBeVisible();
+  await expect(sentBack).toContainText("Verified");
+  // An author does not sign: no such section on their page.
+  await expect(workSection(author, "Waiting for my signature")).toHaveCount(0);
+  await expect(workSection(author, "Recently approved").locator(`a[href="/revisions/${approvedId}"]`)).toBeVisible();
+  await shoot(author, "home-work-list");
 });

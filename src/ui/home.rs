@@ -1,7 +1,14 @@
-//! The landing page: what adamviz does and the governed path a plot takes to become Verified.
+//! The home page: what adamviz does, the governed path a plot takes to become Verified, and
+//! the signed-in person's work list (what waits for them, by section, with counts).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+
+use super::{components::Loaded, review::utc_time, revisions::StatusBadge};
+use crate::{
+    api::work::my_work_list,
+    domain::work_list::{WorkList, WorkSection},
+};
 
 /// The steps of the governed flow, as a reviewer reads them (DESIGN.md §1).
 const GOVERNED_STEPS: [(&str, &str); 8] = [
@@ -39,9 +46,10 @@ const GOVERNED_STEPS: [(&str, &str); 8] = [
     ),
 ];
 
-/// Home page with an expandable description of the governed flow.
+/// Home page: the work list first, then an expandable description of the governed flow.
 #[component]
 pub fn HomePage() -> impl IntoView {
+    let work = Resource::new(|| (), |_| my_work_list());
     let (steps_shown, set_steps_shown) = signal(false);
     let toggle_label = move || {
         if steps_shown.get() {
@@ -69,6 +77,12 @@ pub fn HomePage() -> impl IntoView {
                 {toggle_label}
             </button>
         </section>
+        <section class="section work-list" aria-labelledby="work-heading">
+            <h2 id="work-heading">"My work"</h2>
+            <Loaded resource=work loading="Loading your work list…" let:list>
+                <WorkListView list />
+            </Loaded>
+        </section>
         <ol id="governed-steps" class="steps" hidden=move || !steps_shown.get()>
             {GOVERNED_STEPS
                 .iter()
@@ -83,5 +97,56 @@ pub fn HomePage() -> impl IntoView {
                 })
                 .collect_view()}
         </ol>
+    }
+}
+
+/// The sections of a work list, each a heading with its count, what it holds and its rows.
+#[component]
+fn WorkListView(list: WorkList) -> impl IntoView {
+    let total: usize = list.sections.iter().map(|s| s.count).sum();
+    view! {
+        <p role="status">{format!("{total} revisions in your work list, {}", list.viewer)}</p>
+        {list.sections.into_iter().map(|section| view! { <WorkSectionView section /> }).collect_view()}
+    }
+}
+
+#[component]
+fn WorkSectionView(section: WorkSection) -> impl IntoView {
+    let key = section.kind.key();
+    let heading_id = format!("work-{key}");
+    let list_label = heading_id.clone();
+    let shown = section.rows.len();
+    let count = section.count;
+    view! {
+        <section class="work-section" aria-labelledby=heading_id.clone()>
+            <h3 id=heading_id.clone()>{format!("{} ({count})", section.kind.heading())}</h3>
+            <p class="note">{section.kind.description()}</p>
+            {if section.rows.is_empty() {
+                view! { <p>"Nothing here."</p> }.into_any()
+            } else {
+                view! {
+                    <ul aria-labelledby=list_label>
+                        {section.rows.into_iter().map(|row| {
+                            let id = row.id.clone();
+                            view! {
+                                <li>
+                                    <a href=format!("/revisions/{id}")>{format!("{} — {}", row.title, row.dataset_name)}</a>
+                                    " "
+                                    <StatusBadge status=row.status />
+                                    {format!(" by {}, made {}", row.author, utc_time(&row.created_at))}
+                                </li>
+                            }
+                        }).collect_view()}
+                    </ul>
+                }.into_any()
+            }}
+            {(count > shown).then(|| {
+                let more = format!("{} more", count - shown);
+                match section.more_href {
+                    Some(href) => view! { <p><a href=href>{format!("{more} in the history")}</a></p> }.into_any(),
+                    None => view! { <p>{more}</p> }.into_any(),
+                }
+            })}
+        </section>
     }
 }

@@ -183,6 +183,34 @@ impl Server {
         run_status(&self.database, &revision).await.unwrap()
     }
 
+    /// A revision made and run to Verified under idempotency key `key`.
+    pub async fn verified(&self, key: &str) -> RevisionId {
+        let id = self.revision(None).await;
+        adamviz::service::runs::start_run(&self.run, &id, key, self.actor.clone())
+            .await
+            .unwrap();
+        assert_eq!(self.settled(&id).await, RunStatus::Verified);
+        id
+    }
+
+    /// An account with `roles` whose owner chose `password` (the usual state after the first
+    /// login).
+    pub fn account_with(&self, name: &str, password: &str, roles: &[Role]) -> Account {
+        use adamviz::service::accounts::{create_account, now, Operator, PasswordOrigin};
+        let mut connection = self.database.connection().unwrap();
+        create_account(
+            &mut connection,
+            name,
+            password,
+            roles,
+            PasswordOrigin::ChosenByOwner,
+            &Operator::setup(),
+            None,
+            now(),
+        )
+        .unwrap()
+    }
+
     pub async fn settled(&self, id: &RevisionId) -> RunStatus {
         for _ in 0..1200 {
             let status = self.status(id).await;

@@ -231,7 +231,9 @@ impl Installation {
                 &mut connection,
                 "bench",
                 PASSWORD,
-                &[Role::Author],
+                // A reviewer too, so that the home page's work list computes every section,
+                // "waiting for my signature" (the one that reads the ledger) included.
+                &[Role::Author, Role::Reviewer],
                 accounts::PasswordOrigin::ChosenByOwner,
                 &accounts::Operator::setup(),
                 None,
@@ -497,6 +499,16 @@ fn probes(hash: &str, cookie: &str, revision: &RevisionId) -> Vec<Probe> {
         Probe {
             name: "history, dataset filter, page 1",
             request: get(&format!("/revisions?dataset={hash}"), &cookie),
+            body: String::new(),
+        },
+        Probe {
+            name: "home page (the work list)",
+            request: get("/", &cookie),
+            body: String::new(),
+        },
+        Probe {
+            name: "work list server function",
+            request: post("/api/work/list", &cookie, ""),
             body: String::new(),
         },
         Probe {

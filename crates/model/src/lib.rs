@@ -17,3 +17,4 @@ pub mod records;
 pub mod revision;
 pub mod spec;
 pub mod statistics;
+pub mod work_list;

@@ -140,6 +140,24 @@ const HISTORY_COLUMNS_POSTGRES: &str = "SELECT r.id, r.status, r.version, r.crea
                   AND a.kind = 'approval'
                   AND adamviz_json(a.record) ->> 'decision' = 'approved')) END";
 
+/// The history rows of `ids`, in their order (an id that names no revision is left out).
+pub fn rows_by_id(connection: &impl Sql, ids: &[String]) -> Result<Vec<HistoryRow>, SqlError> {
+    let statement = match connection.dialect() {
+        Dialect::Sqlite => HISTORY_ROW_SQLITE.to_owned(),
+        Dialect::Postgres => format!(
+            "{HISTORY_COLUMNS_POSTGRES}
+             FROM revisions r JOIN specs s ON s.spec_hash = r.spec_hash WHERE r.id = ?1"
+        ),
+    };
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(row) = connection.query_opt(&statement, sql_params![id.clone()])? {
+            rows.push(history_row(&row)?);
+        }
+    }
+    Ok(rows)
+}
+
 /// One row of the page, from the columns of either dialect's statement.
 fn history_row(row: &crate::sql::SqlRow) -> Result<HistoryRow, SqlError> {
     let spec: Value = serde_json::from_slice(&row.get::<Vec<u8>>(7)?).unwrap_or_default();

@@ -28,3 +28,4 @@ pub mod sessions;
 pub mod signatures;
 pub mod sql;
 pub mod transfer;
+pub mod work_list;

@@ -106,7 +106,9 @@ invisible(grDevices::dev.off())
 report <- manifest$report
 report_title <- if (is.null(report)) NULL else report$title
 report_footnotes <- if (is.null(report)) character() else as.character(unlist(report$footnotes))
-report_figure <- patchwork::wrap_elements(full = artifact) +
+# The report's title stands above the figure, so the plot's own (the same words) is dropped.
+report_body <- if (is.null(report_title)) artifact else artifact & ggplot2::labs(title = NULL)
+report_figure <- patchwork::wrap_elements(full = report_body) +
   patchwork::plot_annotation(
     title = report_title,
     caption = if (length(report_footnotes) > 0L) paste(report_footnotes, collapse = "\n") else NULL,
