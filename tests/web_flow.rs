@@ -707,6 +707,20 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
             "artifacts/plot.png".to_owned(),
         ),
         (
+            "plot.pdf dropped with its manifest line, the manifest re-signed by the installation",
+            Box::new({
+                let key = key.clone();
+                move |e| {
+                    e.retain(|(path, _)| path != "artifacts/plot.pdf");
+                    resign(e, &key, |m| {
+                        m.artifacts.retain(|a| a.path != "artifacts/plot.pdf")
+                    });
+                }
+            }),
+            Code::Artifact,
+            "artifacts/plot.pdf".to_owned(),
+        ),
+        (
             "an unknown extra file",
             Box::new(|e| e.push(("artifacts/extra.txt".to_owned(), b"hello".to_vec()))),
             Code::Artifact,

@@ -103,9 +103,14 @@ pub fn HomePage() -> impl IntoView {
 /// The sections of a work list, each a heading with its count, what it holds and its rows.
 #[component]
 fn WorkListView(list: WorkList) -> impl IntoView {
-    let total: usize = list.sections.iter().map(|s| s.count).sum();
+    let summary = list
+        .sections
+        .iter()
+        .map(|s| format!("{} {}", s.count, s.kind.heading().to_lowercase()))
+        .collect::<Vec<_>>()
+        .join(", ");
     view! {
-        <p role="status">{format!("{total} revisions in your work list, {}", list.viewer)}</p>
+        <p role="status">{format!("{}: {summary}.", list.viewer)}</p>
         {list.sections.into_iter().map(|section| view! { <WorkSectionView section /> }).collect_view()}
     }
 }

@@ -9,7 +9,8 @@ use crate::revision::HistoryRow;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkKind {
-    /// The viewer's Draft revisions with no run under way.
+    /// The viewer's Draft revisions with no run under way (not Experimental/Draft ones, which
+    /// never run).
     MyDrafts,
     /// Revisions with a run queued or under way (anyone's: the team's runs).
     RunsInProgress,
@@ -22,7 +23,7 @@ pub enum WorkKind {
     /// Approved revisions, newest first.
     RecentlyApproved,
     /// The viewer's revisions whose dataset has a newer delivery: an upload with the same
-    /// dataset name, other bytes, later.
+    /// dataset name (a CSV file, which has none: the same file name), other bytes, later.
     NewerDataCut,
 }
 
@@ -60,9 +61,9 @@ impl WorkKind {
             WorkKind::SentBackToMe => {
                 "Your Verified revisions a reviewer sent back with changes requested, not yet revised."
             }
-            WorkKind::RecentlyApproved => "Approved revisions, newest first.",
+            WorkKind::RecentlyApproved => "Approved revisions, anyone's, newest made first.",
             WorkKind::NewerDataCut => {
-                "Your revisions whose dataset was delivered again later (same dataset name, other bytes)."
+                "Your revisions whose dataset was delivered again later: same dataset name (for a CSV file, the same file name), other bytes."
             }
         }
     }

@@ -53,7 +53,8 @@ const MINE: &str = "lower(r.author_name) = lower(CAST(?1 AS TEXT))";
 fn condition(kind: WorkKind, dialect: Dialect) -> (String, bool) {
     match kind {
         WorkKind::MyDrafts => (
-            format!("{MINE} AND r.status IN ('draft', 'experimental_draft') AND NOT {RUNNING}"),
+            // Experimental drafts (free y-scales) never run: they wait for nobody.
+            format!("{MINE} AND r.status = 'draft' AND NOT {RUNNING}"),
             true,
         ),
         WorkKind::RunsInProgress => (RUNNING.to_owned(), false),
@@ -79,7 +80,8 @@ fn condition(kind: WorkKind, dialect: Dialect) -> (String, bool) {
                 "{MINE} AND EXISTS (
                      SELECT 1 FROM specs s
                      JOIN datasets d ON d.content_hash = s.content_hash
-                     JOIN datasets n ON lower(n.dataset_name) = lower(d.dataset_name)
+                     JOIN datasets n ON lower(coalesce(n.dataset_name, n.file_name))
+                                      = lower(coalesce(d.dataset_name, d.file_name))
                                     AND n.content_hash <> d.content_hash
                                     AND n.uploaded_at > d.uploaded_at
                      WHERE s.spec_hash = r.spec_hash)"

@@ -106,6 +106,9 @@ invisible(grDevices::dev.off())
 report <- manifest$report
 report_title <- if (is.null(report)) NULL else report$title
 report_footnotes <- if (is.null(report)) character() else as.character(unlist(report$footnotes))
+# A footnote longer than the page is wide (7.5 pt on 11 in: about 170 characters) is wrapped
+# at a blank, its continuation indented, rather than clipped at the page's edge.
+report_footnotes <- unlist(lapply(report_footnotes, strwrap, width = 150, exdent = 4))
 # The report's title stands above the figure, so the plot's own (the same words) is dropped.
 report_body <- if (is.null(report_title)) artifact else artifact & ggplot2::labs(title = NULL)
 report_figure <- patchwork::wrap_elements(full = report_body) +
@@ -129,7 +132,17 @@ invisible(grDevices::dev.off())
 # give the same bytes (the run's time is in the evidence). Exactly one stamp must be found.
 pdf_bytes <- readBin("plot.pdf", "raw", n = file.size("plot.pdf"))
 stamp_at <- grepRaw("/CreationDate \\(D:[0-9]{14}Z\\)", pdf_bytes, all = TRUE)
-if (length(stamp_at) != 1L) stop("harness: plot.pdf has no single CreationDate to fix", call. = FALSE)
+# cairo 1.17.6 and later write that dictionary inside a compressed object stream, where it
+# cannot be fixed in place: such a run fails, saying so, rather than give bytes that differ from
+# one run to the next (adamviz's runners use Debian 12's cairo 1.16).
+if (length(stamp_at) != 1L) {
+  stop(
+    "harness: plot.pdf has no single plain-text CreationDate to fix (cairo ",
+    grDevices::grSoftVersion()[["cairo"]],
+    "; cairo 1.17.6 and later compress it), so its bytes would differ between runs",
+    call. = FALSE
+  )
+}
 fixed_stamp <- charToRaw("/CreationDate (D:20000101000000Z)")
 pdf_bytes[stamp_at:(stamp_at + length(fixed_stamp) - 1L)] <- fixed_stamp
 writeBin(pdf_bytes, "plot.pdf")

@@ -28,45 +28,67 @@ pub(super) fn check_report_outputs(input: &VerificationInput<'_>) -> Result<(), 
     .map_err(|e| CheckFailure(format!("statistics.csv: {e}")))
 }
 
-/// A PDF with pages whose fonts are all embedded.
+/// A PDF with pages whose fonts are all embedded: every font object but a Type 3 font (drawn by
+/// the PDF's own procedures) and a Type 0 font (whose descendant CID fonts are font objects
+/// of their own, checked likewise) names a font descriptor with an embedded font file. The
+/// parser is given untrusted bytes (an offline bundle): a panic in it is a failed check.
 pub fn check_pdf(bytes: &[u8]) -> Result<(), String> {
+    std::panic::catch_unwind(|| pdf_fonts_embedded(bytes))
+        .unwrap_or_else(|_| Err("does not parse (the PDF parser gave up on it)".to_owned()))
+}
+
+fn pdf_fonts_embedded(bytes: &[u8]) -> Result<(), String> {
     let document = lopdf::Document::load_mem(bytes).map_err(|e| format!("does not parse: {e}"))?;
     if document.get_pages().is_empty() {
         return Err("has no page".to_owned());
     }
-    let mut descriptors = 0;
+    let name_of = |dictionary: &lopdf::Dictionary, key: &[u8]| {
+        dictionary
+            .get(key)
+            .and_then(|n| n.as_name())
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .ok()
+    };
+    let mut fonts = 0;
     for (id, object) in &document.objects {
-        let Ok(dictionary) = object.as_dict() else {
+        let Ok(font) = object.as_dict() else {
             continue;
         };
-        let is_descriptor = dictionary
-            .get(b"Type")
-            .and_then(|t| t.as_name())
-            .is_ok_and(|name| name == b"FontDescriptor");
-        if !is_descriptor {
+        if name_of(font, b"Type").as_deref() != Some("Font") {
             continue;
         }
-        descriptors += 1;
+        fonts += 1;
+        let subtype = name_of(font, b"Subtype").unwrap_or_default();
+        if subtype == "Type0" || subtype == "Type3" {
+            continue;
+        }
+        let name =
+            name_of(font, b"BaseFont").unwrap_or_else(|| format!("object {} {}", id.0, id.1));
+        let descriptor = font
+            .get(b"FontDescriptor")
+            .and_then(|d| d.as_reference())
+            .and_then(|reference| document.get_dictionary(reference))
+            .map_err(|_| format!("does not embed the font {name} (it has no font descriptor)"))?;
         let embedded = [&b"FontFile"[..], b"FontFile2", b"FontFile3"]
             .iter()
-            .any(|key| dictionary.has(key));
+            .any(|key| descriptor.has(key));
         if !embedded {
-            let name = dictionary
-                .get(b"FontName")
-                .and_then(|n| n.as_name())
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .unwrap_or_else(|_| format!("object {} {}", id.0, id.1));
             return Err(format!("does not embed the font {name}"));
         }
     }
-    if descriptors == 0 {
-        return Err("embeds no font (a figure with a title and footnotes has text)".to_owned());
+    if fonts == 0 {
+        return Err("has no font (a figure with a title and footnotes has text)".to_owned());
     }
     Ok(())
 }
 
 /// An XML document whose root is `<svg>` in the SVG namespace, with a width and a height.
 pub fn check_svg(bytes: &[u8]) -> Result<(), String> {
+    std::panic::catch_unwind(|| svg_document(bytes))
+        .unwrap_or_else(|_| Err("is not XML (the parser gave up on it)".to_owned()))
+}
+
+fn svg_document(bytes: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("is not UTF-8: {e}"))?;
     let document = roxmltree::Document::parse(text).map_err(|e| format!("is not XML: {e}"))?;
     let root = document.root_element();
@@ -186,6 +208,62 @@ mod tests {
             check_svg(br#"<html xmlns="http://www.w3.org/1999/xhtml"/>"#)
                 .unwrap_err()
                 .contains("not svg")
+        );
+    }
+
+    /// A one-page PDF whose page uses a font: Helvetica by name only, or the same with a
+    /// descriptor that embeds a (stand-in) font file.
+    fn one_page_pdf(embedded: bool) -> Vec<u8> {
+        use lopdf::{dictionary, Document, Object, Stream};
+        let mut document = Document::with_version("1.5");
+        let pages_id = document.new_object_id();
+        let mut font = dictionary! {
+            "Type" => "Font",
+            "Subtype" => "TrueType",
+            "BaseFont" => "Helvetica",
+        };
+        if embedded {
+            let file = document.add_object(Stream::new(dictionary! {}, b"font bytes".to_vec()));
+            let descriptor = document.add_object(dictionary! {
+                "Type" => "FontDescriptor",
+                "FontName" => "Helvetica",
+                "FontFile2" => file,
+            });
+            font.set("FontDescriptor", descriptor);
+        }
+        let font_id = document.add_object(font);
+        let content = document.add_object(Stream::new(
+            dictionary! {},
+            b"BT /F1 12 Tf 72 720 Td (Footnote) Tj ET".to_vec(),
+        ));
+        let page = document.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages_id,
+            "Contents" => content,
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id } },
+            "MediaBox" => vec![0.into(), 0.into(), 792.into(), 612.into()],
+        });
+        document.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages",
+                "Kids" => vec![page.into()],
+                "Count" => 1,
+            }),
+        );
+        let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        document.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        document.save_to(&mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn every_font_of_a_pdf_must_be_embedded() {
+        assert_eq!(check_pdf(&one_page_pdf(true)), Ok(()));
+        assert_eq!(
+            check_pdf(&one_page_pdf(false)),
+            Err("does not embed the font Helvetica (it has no font descriptor)".to_owned())
         );
     }
 

@@ -74,6 +74,27 @@ impl Validation {
                 }
             }
         }
+        // Every artifact the bundle record binds is in the bundle: a file dropped together with
+        // its manifest line is as missing as one dropped alone.
+        let named: Vec<String> = bundle
+            .and_then(|b| b["artifacts"].as_object())
+            .map(|roles| {
+                roles
+                    .values()
+                    .filter_map(|r| r["name"].as_str().map(|n| format!("artifacts/{n}")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for path in named {
+            if !manifest.artifacts.iter().any(|a| a.path == path) {
+                self.failure(
+                    Code::Artifact,
+                    None,
+                    &path,
+                    "the artifact_bundle record binds it; the bundle does not hold it".to_owned(),
+                );
+            }
+        }
         self.check_report_artifacts(archive);
         self.close(
             6,
