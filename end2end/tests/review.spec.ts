@@ -217,4 +217,5 @@ test("a reviewer sends the revision back: the author's home lists it as sent bac
   await expect(workSection(author, "Waiting for my signature")).toHaveCount(0);
   await expect(workSection(author, "Recently approved").locator(`a[href="/revisions/${approvedId}"]`)).toBeVisible();
   await shoot(author, "home-work-list");
+  await shoot(author, "home-work-list-800", 800);
 });

@@ -227,12 +227,6 @@ pub async fn reproduce(
             }
             reproduced = hashes_of(&result);
             failures = compare(&result, &reproduced, &original);
-            if reproduced.environment_fingerprint == Some(original.environment_fingerprint) {
-                failures.extend(report_differences(
-                    &result,
-                    &retained.context["result"]["outputs"],
-                ));
-            }
             if reproduced.environment_fingerprint != Some(original.environment_fingerprint) {
                 if let Some(now) = &result.environment {
                     differences =
@@ -351,33 +345,6 @@ fn compare(
         }
     }
     failures
-}
-
-/// In the same environment the report-ready outputs (PDF, SVG, statistics CSV) must come out
-/// byte for byte as the verified run wrote them; a result verified before they existed has none
-/// to compare.
-fn report_differences(result: &crate::runner::RunResult, verified_outputs: &Value) -> Vec<String> {
-    let verified = |name: &str| {
-        verified_outputs.as_array().and_then(|outputs| {
-            outputs
-                .iter()
-                .find(|o| o["name"] == name)
-                .and_then(|o| o["sha256"].as_str())
-        })
-    };
-    ["plot.pdf", "plot.svg", "statistics.csv"]
-        .into_iter()
-        .filter_map(|name| {
-            let was = verified(name)?;
-            let now = result.output(name).map(|o| o.sha256.to_hex());
-            (now.as_deref() != Some(was)).then(|| {
-                format!(
-                    "in the same environment {name} hashes to {}, the verified one to {was}",
-                    now.unwrap_or_else(|| "nothing (not written)".to_owned())
-                )
-            })
-        })
-        .collect()
 }
 
 /// Appends the reproduction record in a transaction of its own.

@@ -28,7 +28,7 @@ fn short(id: &str) -> String {
 }
 
 /// The address of history page `page` with `query`'s filters.
-fn page_href(query: &HistoryQuery, page: usize) -> String {
+pub(super) fn page_href(query: &HistoryQuery, page: usize) -> String {
     let mut parts = Vec::new();
     for (name, value) in [
         ("status", &query.status),

@@ -4,10 +4,13 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::{components::Loaded, review::utc_time, revisions::StatusBadge};
+use super::{components::Loaded, history::page_href, review::utc_time, revisions::StatusBadge};
 use crate::{
     api::work::my_work_list,
-    domain::work_list::{WorkList, WorkSection},
+    domain::{
+        revision::HistoryQuery,
+        work_list::{WorkList, WorkSection},
+    },
 };
 
 /// The steps of the governed flow, as a reviewer reads them (DESIGN.md §1).
@@ -111,12 +114,12 @@ fn WorkListView(list: WorkList) -> impl IntoView {
         .join(", ");
     view! {
         <p role="status">{format!("{}: {summary}.", list.viewer)}</p>
-        {list.sections.into_iter().map(|section| view! { <WorkSectionView section /> }).collect_view()}
+        {list.sections.into_iter().map(|section| view! { <WorkSectionView section viewer=list.viewer.clone() /> }).collect_view()}
     }
 }
 
 #[component]
-fn WorkSectionView(section: WorkSection) -> impl IntoView {
+fn WorkSectionView(section: WorkSection, viewer: String) -> impl IntoView {
     let key = section.kind.key();
     let heading_id = format!("work-{key}");
     let list_label = heading_id.clone();
@@ -147,7 +150,15 @@ fn WorkSectionView(section: WorkSection) -> impl IntoView {
             }}
             {(count > shown).then(|| {
                 let more = format!("{} more", count - shown);
-                match section.more_href {
+                let history = section.kind.history_filter().map(|(status, mine)| {
+                    let query = HistoryQuery {
+                        status: Some(status.to_owned()),
+                        author: mine.then(|| viewer.clone()),
+                        ..HistoryQuery::default()
+                    };
+                    page_href(&query, 1)
+                });
+                match history {
                     Some(href) => view! { <p><a href=href>{format!("{more} in the history")}</a></p> }.into_any(),
                     None => view! { <p>{more}</p> }.into_any(),
                 }

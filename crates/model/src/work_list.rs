@@ -68,6 +68,17 @@ impl WorkKind {
         }
     }
 
+    /// The history's filters that list the same revisions, where they can say it: the status,
+    /// and whether only the viewer's own.
+    pub fn history_filter(self) -> Option<(&'static str, bool)> {
+        match self {
+            WorkKind::MyDrafts => Some(("draft", true)),
+            WorkKind::AwaitingMySignature => Some(("verified", false)),
+            WorkKind::RecentlyApproved => Some(("approved", false)),
+            _ => None,
+        }
+    }
+
     /// The section's name in addresses and element ids.
     pub fn key(self) -> &'static str {
         match self {
@@ -90,8 +101,6 @@ pub struct WorkSection {
     pub count: usize,
     /// The newest of them (at most [`WORK_ROWS`]).
     pub rows: Vec<HistoryRow>,
-    /// The history filtered to the same revisions, where a filter can say it.
-    pub more_href: Option<String>,
 }
 
 /// Rows shown per section.

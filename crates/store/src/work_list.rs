@@ -91,25 +91,6 @@ fn condition(kind: WorkKind, dialect: Dialect) -> (String, bool) {
     }
 }
 
-/// Where the history shows the same revisions, when its filters can say so.
-fn more_href(kind: WorkKind, viewer: &str) -> Option<String> {
-    let author: String = viewer
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
-    match kind {
-        WorkKind::MyDrafts => Some(format!("/revisions?status=draft&author={author}")),
-        WorkKind::AwaitingMySignature => Some("/revisions?status=verified".to_owned()),
-        WorkKind::RecentlyApproved => Some("/revisions?status=approved".to_owned()),
-        _ => None,
-    }
-}
-
 /// The work list of `viewer`: every section that applies to them (signing only for those who
 /// may sign), each with its count and its newest [`WORK_ROWS`] rows.
 pub fn work_list(connection: &impl Sql, viewer: Viewer<'_>) -> Result<WorkList, SqlError> {
@@ -150,7 +131,6 @@ pub fn work_list(connection: &impl Sql, viewer: Viewer<'_>) -> Result<WorkList, 
             kind,
             count,
             rows: rows_by_id(connection, &ids)?,
-            more_href: more_href(kind, viewer.name),
         });
     }
     Ok(WorkList {
