@@ -12,6 +12,7 @@ pub mod drafts;
 pub mod error;
 pub mod meta;
 pub mod revisions;
+pub mod sets;
 pub mod work;
 
 use crate::domain::account::Role;
@@ -58,6 +59,10 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/revisions/history", Access::LoggedIn),
     ("/api/revisions/compare", Access::LoggedIn),
     ("/api/work/list", Access::LoggedIn),
+    ("/api/sets/draft", Access::LoggedIn),
+    ("/api/sets/confirm", Access::AnyOf(&[Role::Author])),
+    ("/api/sets/detail", Access::LoggedIn),
+    ("/api/sets/run", Access::AnyOf(&[Role::Author])),
 ];
 
 /// Routes that are not server functions (POST), with who may use them.

@@ -19,6 +19,7 @@ use crate::ui::{
     layout::Layout,
     not_found::NotFoundPage,
     revisions::RevisionPage,
+    sets::{SetDraftPage, SetPage},
 };
 
 /// The HTML document around the application, rendered once per request on the server. Its
@@ -71,6 +72,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/datasets") view=DatasetsPage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets/:content_hash") view=DatasetPage ssr=SsrMode::InOrder />
                     <Route path=path!("/datasets/:content_hash/draft") view=DraftPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/datasets/:content_hash/set") view=SetDraftPage ssr=SsrMode::InOrder />
+                    <Route path=path!("/sets/:id") view=SetPage ssr=SsrMode::InOrder />
                     <Route path=path!("/revisions") view=HistoryPageView ssr=SsrMode::InOrder />
                     <Route path=path!("/revisions/compare") view=ComparePage ssr=SsrMode::InOrder />
                     <Route path=path!("/revisions/:id") view=RevisionPage ssr=SsrMode::InOrder />

@@ -9,6 +9,7 @@ pub mod datasets;
 pub mod drafts;
 pub mod error;
 pub mod execution;
+pub mod figure_sets;
 pub mod history;
 pub mod installation_key;
 pub mod prepare;

@@ -14,3 +14,4 @@ pub mod not_found;
 pub mod preview;
 pub mod review;
 pub mod revisions;
+pub mod sets;

@@ -396,6 +396,7 @@ fn attack_user_nobody_on_the_command_line_does_not_hide_the_real_author() {
         comment: None,
         password: password.to_owned(),
         evidence_head_seen: None,
+        user_name: None,
     };
     assert_eq!(
         approvals::sign(&mut connection, &same, &request, None, accounts::now()).unwrap_err(),

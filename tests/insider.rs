@@ -56,6 +56,7 @@ fn approve(id: &RevisionId, password: &str) -> SignRequest {
         comment: None,
         password: password.to_owned(),
         evidence_head_seen: None,
+        user_name: None,
     }
 }
 

@@ -517,6 +517,7 @@ async fn a_bundle_validates_offline_and_every_tampering_is_caught_by_its_code() 
                 comment: None,
                 password: "correct horse battery".to_owned(),
                 evidence_head_seen: None,
+                user_name: None,
             },
             None,
             adamviz::service::accounts::now(),

@@ -47,6 +47,7 @@ fn signed(server: &Server, reviewer: &Account, id: &RevisionId, decision: Decisi
             comment,
             password: PASSWORD.to_owned(),
             evidence_head_seen: None,
+            user_name: None,
         },
         None,
         now(),

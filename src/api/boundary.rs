@@ -22,6 +22,12 @@ pub const LOGIN_AT: &str = "login_at";
 /// When the session was last used (Unix seconds, refreshed at most once a minute).
 pub const SEEN_AT: &str = "seen_at";
 
+/// The signing session of this login session: `[account id, login time]` once the account
+/// signed in it. Its first signature needed the user name and the password; later ones in the
+/// same login session need the password only (21 CFR 11.200(a)(1)). It ends with the login
+/// session (logout, idle or absolute timeout).
+pub const SIGNING_SESSION: &str = "signing_session";
+
 /// How long sessions live.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionSettings {
@@ -294,6 +300,41 @@ pub async fn signed_in_allowing_password_change(
             .map_err(|error| internal(format!("session: {error}")))?;
     }
     Ok(account)
+}
+
+/// Whether this login session holds a signing session of its account (see [`SIGNING_SESSION`]).
+pub async fn signing_session_open(session: &Session) -> Result<bool, AppError> {
+    let read = |key: &'static str| async move {
+        session
+            .get::<i64>(key)
+            .await
+            .map_err(|error| internal(format!("session {key}: {error}")))
+    };
+    let signing = session
+        .get::<[i64; 2]>(SIGNING_SESSION)
+        .await
+        .map_err(|error| internal(format!("session {SIGNING_SESSION}: {error}")))?;
+    let (account, login_at) = (read(ACCOUNT_ID).await?, read(LOGIN_AT).await?);
+    Ok(
+        matches!((signing, account, login_at), (Some([a, l]), Some(account), Some(login)) if a == account && l == login),
+    )
+}
+
+/// Records that this login session's account signed: its signing session is open.
+pub async fn open_signing_session(session: &Session) -> Result<(), AppError> {
+    let read = |key: &'static str| async move {
+        session
+            .get::<i64>(key)
+            .await
+            .map_err(|error| internal(format!("session {key}: {error}")))
+    };
+    if let (Some(account), Some(login_at)) = (read(ACCOUNT_ID).await?, read(LOGIN_AT).await?) {
+        session
+            .insert(SIGNING_SESSION, [account, login_at])
+            .await
+            .map_err(|error| internal(format!("session: {error}")))?;
+    }
+    Ok(())
 }
 
 /// The logged-in account of the current request (401 without one).

@@ -49,6 +49,19 @@ pub struct SignRequest {
     /// The evidence head the signer's page showed, if it sent one: signing is refused when
     /// the revision's evidence moved on since (the signer would sign something unseen).
     pub evidence_head_seen: Option<String>,
+    /// The user name, given with the first signature of a signing session: 21 CFR 11.200(a)(1)
+    /// asks for every component (user name and password) at the first signing of a continuous
+    /// session, and at least the password at each one after. The caller knows its session and
+    /// asks for it ([`require_user_name`]); when given, it must be the signer's.
+    pub user_name: Option<String>,
+}
+
+/// The first signature of a signing session needs the user name as well as the password.
+pub fn require_user_name(first_of_session: bool, user_name: Option<&str>) -> Result<(), SignError> {
+    if first_of_session && user_name.is_none_or(|name| name.trim().is_empty()) {
+        return Err(SignError::UserNameMissing);
+    }
+    Ok(())
 }
 
 /// Why a signature was refused.
@@ -75,6 +88,12 @@ pub enum SignError {
     /// Approving needs a meaning.
     #[error("choose what your signature means: reviewed, approved or responsible")]
     MeaningMissing,
+    /// The first signature of a session needs the user name.
+    #[error("the first signature of a session needs your user name as well as your password (21 CFR 11.200(a)(1)); the ones after it need the password only")]
+    UserNameMissing,
+    /// The user name given is not the signer's.
+    #[error("the user name is not the one you are signed in with: nothing was signed")]
+    WrongUserName,
     /// Requesting changes needs a comment.
     #[error("say which changes you request (a comment is required)")]
     CommentMissing,
@@ -159,14 +178,25 @@ pub fn sign(
     // are one step, so parallel guesses cannot pass the check before a failure is counted.
     static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(name) = request.user_name.as_deref().map(str::trim) {
+        if !name.eq_ignore_ascii_case(&signer.name) {
+            log.record(connection, "signing", false, "wrong user name")?;
+            return Err(SignError::WrongUserName);
+        }
+    }
     let signer = &check_signer(connection, &log, &request.password)?;
     let transaction = connection.transaction()?;
     match record_signature(&transaction, signer, request, meaning, comment, now) {
         Ok(signed) => {
-            let detail = match (request.decision, meaning) {
+            let decided = match (request.decision, meaning) {
                 (Decision::Approved, Some(meaning)) => format!("approved ({})", meaning.as_str()),
                 _ => "changes requested".to_owned(),
             };
+            let components = match request.user_name {
+                Some(_) => "user name and password",
+                None => "password (continuing a signing session)",
+            };
+            let detail = format!("{decided}; signed with {components}");
             log.record(&transaction, "signing", true, &detail)?;
             transaction.commit()?;
             Ok(signed)

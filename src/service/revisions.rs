@@ -333,6 +333,8 @@ fn review_state(
         sign_note,
         can_reproduce: retained && viewer.has_any(&[Role::Author, Role::Reviewer]),
         evidence_head,
+        // The web layer knows the session and says (`api::boundary::signing_session_open`).
+        first_signature_of_session: true,
     }
 }
 

@@ -133,7 +133,11 @@ fn DraftEditor(view: DraftView) -> impl IntoView {
                             "Update preview"
                         </button>
                         <ConfirmButton account />
+                        <button type="submit" formmethod="get" formaction=format!("/datasets/{hash}/set") on:click=super::sets::submit_as_get>
+                            "Draft a figure set from these answers"
+                        </button>
                     </div>
+                    <p class="note">"A figure set: this plot for every parameter, the answers above shared by every figure, each parameter with its own unit and records rule."</p>
                 </ActionForm>
                 <PreviewPane preview updating />
             </div>

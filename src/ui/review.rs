@@ -150,36 +150,77 @@ pub fn Signatures(
             {review.sign_note.clone().map(|note| view! { <p class="note" role="note">{note}</p> })}
             <SigningAttempts attempts=detail.signing_attempts.clone() />
             {review.can_sign.then(|| view! {
-                <ActionForm action=sign attr:class="sign-form" attr:aria-label="Sign this revision">
-                    <input type="hidden" name="revision_id" value=id.clone() />
-                    <input type="hidden" name="evidence_head" value=review.evidence_head.clone() />
-                    <fieldset>
-                        <legend>"Decision"</legend>
-                        <label><input type="radio" name="decision" value="approved" checked=true />" Approve"</label>
-                        <label><input type="radio" name="decision" value="changes_requested" />" Request changes"</label>
-                    </fieldset>
-                    <fieldset>
-                        <legend>"Meaning of your signature (to approve)"</legend>
-                        <label><input type="radio" name="meaning" value="reviewed" />" Reviewed"</label>
-                        <label><input type="radio" name="meaning" value="approved" />" Approved"</label>
-                        <label><input type="radio" name="meaning" value="responsible" />" Responsible"</label>
-                    </fieldset>
-                    <div class="field">
-                        <label for="sign-comment">"Comment (required to request changes)"</label>
-                        <textarea id="sign-comment" name="comment" rows="3" maxlength="4000"></textarea>
-                    </div>
-                    <div class="field">
-                        <label for="sign-password">"Password (re-enter it to sign)"</label>
-                        <input id="sign-password" type="password" name="password" autocomplete="current-password" required=true />
-                    </div>
-                    <p class="note">"Your signature records your name, the date and time (UTC), its meaning, and the evidence of this revision as you see it now."</p>
-                    {move || error().map(|e| view! { <p class="form-error" role="alert">{e}</p> })}
-                    <button type="submit" class="primary" disabled=move || sign.pending().get()>
-                        {move || if sign.pending().get() { "Signing…" } else { "Sign" }}
-                    </button>
-                </ActionForm>
+                <SignForm sign id=id.clone() review=review.clone() return_to=None error=Signal::derive(error) />
             })}
         </section>
+    }
+}
+
+/// The signing form of one revision: decision, meaning, comment, and the signature's
+/// components: the user name and the password for the first signature of a signing session,
+/// the password alone for the ones after it (21 CFR 11.200(a)(1)). `return_to` is the page a
+/// plain form post goes back to (a figure set's), else the revision's.
+#[component]
+pub fn SignForm(
+    sign: ServerAction<SignRevision>,
+    id: String,
+    review: crate::domain::revision::ReviewState,
+    return_to: Option<String>,
+    error: Signal<Option<String>>,
+) -> impl IntoView {
+    let (comment_id, user_id, password_id) = (
+        format!("sign-comment-{id}"),
+        format!("sign-user-{id}"),
+        format!("sign-password-{id}"),
+    );
+    let label = match &return_to {
+        Some(_) => format!("Sign revision {id}"),
+        None => "Sign this revision".to_owned(),
+    };
+    let first = review.first_signature_of_session;
+    view! {
+        <ActionForm action=sign attr:class="sign-form" attr:aria-label=label>
+            <input type="hidden" name="revision_id" value=id.clone() />
+            <input type="hidden" name="evidence_head" value=review.evidence_head.clone() />
+            {return_to.map(|to| view! { <input type="hidden" name="return_to" value=to /> })}
+            <fieldset>
+                <legend>"Decision"</legend>
+                <label><input type="radio" name="decision" value="approved" checked=true />" Approve"</label>
+                <label><input type="radio" name="decision" value="changes_requested" />" Request changes"</label>
+            </fieldset>
+            <fieldset>
+                <legend>"Meaning of your signature (to approve)"</legend>
+                <label><input type="radio" name="meaning" value="reviewed" />" Reviewed"</label>
+                <label><input type="radio" name="meaning" value="approved" />" Approved"</label>
+                <label><input type="radio" name="meaning" value="responsible" />" Responsible"</label>
+            </fieldset>
+            <div class="field">
+                <label for=comment_id.clone()>"Comment (required to request changes)"</label>
+                <textarea id=comment_id name="comment" rows="3" maxlength="4000"></textarea>
+            </div>
+            {first.then(|| view! {
+                <div class="field">
+                    <label for=user_id.clone()>"User name (first signature of this session)"</label>
+                    <input id=user_id type="text" name="user_name" autocomplete="username" required=true />
+                </div>
+            })}
+            <div class="field">
+                <label for=password_id.clone()>"Password (re-enter it to sign)"</label>
+                <input id=password_id type="password" name="password" autocomplete="current-password" required=true />
+            </div>
+            <p class="note">
+                {if first {
+                    "This is the first signature of your session: it takes your user name and password. Later signatures in the same session take the password only. "
+                } else {
+                    "You have signed in this session already: the password alone signs. "
+                }}
+                "Your signature records your name, the date and time (UTC), its meaning, and the evidence of this revision as you see it now."
+            </p>
+            {move || error.get().map(|e| view! { <p class="form-error" role="alert">{e}</p> })}
+            <button type="submit" class="primary" disabled=move || sign.pending().get()>
+                {move || if sign.pending().get() { "Signing…" } else { "Sign" }}
+            </button>
+        </ActionForm>
     }
 }
 

@@ -358,6 +358,7 @@ impl Installation {
                     comment: None,
                     password: PASSWORD.to_owned(),
                     evidence_head_seen: None,
+                    user_name: None,
                 },
                 None,
                 accounts::now(),

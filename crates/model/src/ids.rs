@@ -60,6 +60,29 @@ impl RevisionId {
     }
 }
 
+/// A figure set (one figure per parameter, confirmed together): `set-` and 32 hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct FigureSetId(String);
+
+impl FigureSetId {
+    /// The id made of 16 random bytes (the caller reads them from the system's source).
+    pub fn from_random_bytes(bytes: [u8; 16]) -> Self {
+        Self(format!("set-{}", hex::encode(bytes)))
+    }
+
+    /// Parses `set-…`.
+    pub fn parse(text: &str) -> Result<Self, IdError> {
+        check(text, "figure set", "set-")?;
+        Ok(Self(text.to_owned()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// An attempt: `att-` and 32 hex digits, derived from its revision and the client's
 /// idempotency key, so that the same key always names the same attempt.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -117,6 +140,7 @@ macro_rules! text_conversions {
 
 text_conversions!(RevisionId);
 text_conversions!(AttemptId);
+text_conversions!(FigureSetId);
 
 #[cfg(test)]
 mod tests {
@@ -142,6 +166,10 @@ mod tests {
         }
         assert!(RevisionId::parse(attempt.as_str()).is_err());
         assert!(AttemptId::parse(revision.as_str()).is_err());
+        let set = FigureSetId::from_random_bytes([0xcd; 16]);
+        assert_eq!(FigureSetId::parse(set.as_str()), Ok(set.clone()));
+        assert!(FigureSetId::parse(revision.as_str()).is_err());
+        assert!(RevisionId::parse(set.as_str()).is_err());
         let json = serde_json::to_string(&revision).unwrap();
         assert_eq!(serde_json::from_str::<RevisionId>(&json).unwrap(), revision);
         assert!(serde_json::from_str::<RevisionId>("\"rev-1\"").is_err());

@@ -9,6 +9,7 @@ pub mod confirmation;
 pub mod dataset;
 pub mod digest;
 pub mod draft;
+pub mod figure_set;
 pub mod ids;
 pub mod matcher;
 pub mod profile;

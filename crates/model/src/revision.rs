@@ -350,6 +350,10 @@ pub struct ReviewState {
     pub can_reproduce: bool,
     /// The head of the revision's evidence (the signature binds it).
     pub evidence_head: String,
+    /// Whether the viewer's next signature is the first of a signing session, so the form asks
+    /// for the user name as well as the password (21 CFR 11.200(a)(1)).
+    #[serde(default)]
+    pub first_signature_of_session: bool,
 }
 
 /// The history's filters and page (the page's address).

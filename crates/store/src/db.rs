@@ -71,6 +71,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "dataset_json_format",
         include_str!("migrations/0011_dataset_json_format.sql"),
     ),
+    (
+        12,
+        "figure_sets",
+        include_str!("migrations/0012_figure_sets.sql"),
+    ),
 ];
 
 /// Opens the database file at `path` for reading only: no migration, no change of journal mode

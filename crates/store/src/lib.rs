@@ -16,6 +16,7 @@ pub mod audit;
 pub mod copies;
 pub mod datasets;
 pub mod db;
+pub mod figure_sets;
 pub mod history;
 pub mod ledger;
 pub mod login_failures;

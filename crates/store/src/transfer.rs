@@ -30,6 +30,8 @@ const TABLES: &[&str] = &[
     "attempts",
     "artifact_bundles",
     "run_queue",
+    "figure_sets",
+    "figure_set_members",
 ];
 
 /// Why rows could not be moved.

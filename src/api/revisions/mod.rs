@@ -68,6 +68,7 @@ pub async fn get_revision(id: String) -> Result<RevisionDetail, AppError> {
             };
             detail.revise_href = Some(address.href(&detail.dataset_hash));
         }
+        detail.review.first_signature_of_session = !signing_session_open(&session().await?).await?;
         Ok(detail)
     })
     .await
@@ -142,13 +143,15 @@ pub async fn sign_revision(
     #[server(default)] comment: Option<String>,
     password: String,
     evidence_head: String,
+    #[server(default)] user_name: Option<String>,
+    #[server(default)] return_to: Option<String>,
 ) -> Result<SignOutcome, AppError> {
     use crate::{
         api::boundary::*,
         domain::account::Role,
         service::{
             accounts::now,
-            approvals::{sign, SignRequest},
+            approvals::{require_user_name, sign, SignRequest},
         },
     };
     boundary(async move {
@@ -156,6 +159,11 @@ pub async fn sign_revision(
         let context = context()?;
         let id = self::revision_id(&revision_id)?;
         let (decision, meaning) = signing::decision_of(&decision, meaning.as_deref())?;
+        let session = session().await?;
+        let first = !signing_session_open(&session).await?;
+        require_user_name(first, user_name.as_deref())
+            .map_err(|error| signing::refusal(error, &id))?;
+        let user_name = user_name.filter(|name| !name.trim().is_empty());
         let request = SignRequest {
             revision_id: id.clone(),
             decision,
@@ -163,6 +171,7 @@ pub async fn sign_revision(
             comment,
             password,
             evidence_head_seen: Some(evidence_head),
+            user_name,
         };
         let remote = remote_addr().await;
         let signed = with_database(&context, move |connection| {
@@ -170,8 +179,16 @@ pub async fn sign_revision(
                 .map_err(|error| signing::refusal(error, &id))
         })
         .await?;
+        open_signing_session(&session).await?;
         if accepts_html() {
-            leptos_axum::redirect(&format!("/revisions/{revision_id}"));
+            // Back to the page the form was on: the revision's, or its figure set's.
+            let back = return_to
+                .filter(|to| {
+                    to.strip_prefix("/sets/")
+                        .is_some_and(|id| crate::domain::ids::FigureSetId::parse(id).is_ok())
+                })
+                .unwrap_or_else(|| format!("/revisions/{revision_id}"));
+            leptos_axum::redirect(&back);
         }
         Ok(SignOutcome {
             status: signed.revision.status,
@@ -236,6 +253,9 @@ mod signing {
                 AppError::invalid("comment", message)
             }
             SignError::WrongPassword { .. } => AppError::invalid("password", message),
+            SignError::UserNameMissing | SignError::WrongUserName => {
+                AppError::invalid("user_name", message)
+            }
             SignError::Locked { .. } => AppError::Locked(message),
             SignError::Database(detail) => internal(detail),
         }

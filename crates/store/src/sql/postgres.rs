@@ -33,6 +33,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "dataset_json_format",
         include_str!("../postgres/0002_dataset_json_format.sql"),
     ),
+    (
+        3,
+        "figure_sets",
+        include_str!("../postgres/0003_figure_sets.sql"),
+    ),
 ];
 
 /// The advisory lock every transaction takes first (see the module documentation).

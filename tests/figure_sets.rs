@@ -1,0 +1,322 @@
+//! Figure sets against a real installation (SQLite, objects, the sandboxed R runner): every
+//! chemistry parameter of the pilot drafted with one set of shared answers, what is open per
+//! parameter, a refusal that writes nothing, a set confirmed and run to Verified with Run all,
+//! and its figures signed in one signing session (the first signature with the user name).
+#![cfg(feature = "ssr")]
+
+#[path = "support/flow_server.rs"]
+mod flow_server;
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use adamviz::{
+    domain::{
+        account::Role,
+        dataset::DatasetSummary,
+        figure_set::{MemberAnswerMap, MemberAnswers, SetSummary},
+        revision::{RevisionStatus, RunStatus},
+    },
+    evidence::approval::{Decision, SignatureMeaning},
+    service::{
+        accounts::now,
+        approvals::{require_user_name, sign, SignError, SignRequest},
+        datasets::{DatasetCache, LoadedDataset},
+        figure_sets::{
+            confirm_set, draft_set, run_all, set_members, stored_set, SetConfirmed, SetRequest,
+        },
+        revisions::RevisionSources,
+    },
+    store::{figure_sets::get_set, repository::list_revisions},
+};
+use flow_server::*;
+
+const SET_QUESTION: &str = "every parameter by visit and arm";
+const PASSWORD: &str = "correct horse battery";
+
+fn loaded() -> Arc<LoadedDataset> {
+    let pilot = pilot();
+    Arc::new(LoadedDataset {
+        table: Arc::clone(&pilot.table),
+        profile: pilot.profile.clone(),
+    })
+}
+
+fn summary(server: &Server) -> DatasetSummary {
+    DatasetSummary {
+        content_hash: server.upload.content_hash.to_hex(),
+        file_name: "adlbc.xpt".to_owned(),
+        format: "xpt".to_owned(),
+        classification: "synthetic".to_owned(),
+        rows: pilot().profile.row_count as u64,
+        columns: 0,
+        dataset_name: Some("ADLBC".to_owned()),
+        size: server.upload.size,
+        uploaded_by: "ann".to_owned(),
+        uploaded_at: "2026-12-07T00:00:00Z".to_owned(),
+    }
+}
+
+/// The form's answers with only `codes` ticked (every other parameter listed and unticked).
+fn only(codes: &[&str]) -> MemberAnswerMap {
+    pilot()
+        .profile
+        .parameters
+        .iter()
+        .map(|p| {
+            let ticked = codes.contains(&p.code.as_str());
+            let answers = MemberAnswers {
+                listed: Some("1".to_owned()),
+                include: ticked.then(|| "1".to_owned()),
+                ..MemberAnswers::default()
+            };
+            (p.code.clone(), answers)
+        })
+        .collect()
+}
+
+#[test]
+fn every_chemistry_parameter_is_drafted_with_the_shared_answers_and_its_own_unit() {
+    let pilot = pilot();
+    let drafted = draft_set(
+        SET_QUESTION,
+        &pilot.profile,
+        &pilot.table,
+        pilot.digest,
+        Some(&proposed(pilot)),
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    assert!(
+        drafted.shared_errors.is_empty(),
+        "{:?}",
+        drafted.shared_errors
+    );
+    // 18 measured chemistry parameters and their 18 derived (×ULN) twins; the twins unticked.
+    assert_eq!(drafted.members.len(), 36);
+    let included: Vec<&str> = drafted
+        .members
+        .iter()
+        .filter(|m| m.included)
+        .map(|m| m.code.as_str())
+        .collect();
+    assert_eq!(included.len(), 18);
+    assert!(included.iter().all(|code| !code.starts_with('_')));
+    assert_eq!(
+        drafted.confirmed.len(),
+        18,
+        "every chemistry parameter confirms"
+    );
+    let unit = |code: &str| {
+        drafted
+            .members
+            .iter()
+            .find(|m| m.code == code)
+            .map(|m| m.unit.clone())
+            .unwrap()
+    };
+    assert_eq!(unit("ALT"), "U/L");
+    assert_eq!(unit("SODIUM"), "mmol/L");
+    for (code, spec) in &drafted.confirmed {
+        assert_eq!(spec.parameter.as_ref().unwrap().value, *code);
+        // The shared answers hold for every figure.
+        assert_eq!(spec.visit.visits, drafted.confirmed[0].1.visit.visits);
+        assert_eq!(
+            spec.treatment.levels,
+            drafted.confirmed[0].1.treatment.levels
+        );
+        assert_eq!(spec.filters, drafted.confirmed[0].1.filters);
+    }
+    let alt = drafted.members.iter().find(|m| m.code == "ALT").unwrap();
+    let preview = alt
+        .preview
+        .as_ref()
+        .expect("a ready parameter has its preview");
+    assert_eq!(preview.panels.len(), 3);
+    // The shared questions are shown once, without the per-parameter ones.
+    let asked: Vec<&str> = drafted.shared.iter().map(|s| s.question.as_str()).collect();
+    assert!(!asked.is_empty());
+    assert!(
+        asked.iter().all(|q| !q.to_lowercase().contains("unit")),
+        "{asked:?}"
+    );
+}
+
+#[test]
+fn a_parameter_with_a_wrong_unit_is_open_and_the_others_stay_ready() {
+    let pilot = pilot();
+    let mut members = only(&["ALT", "AST"]);
+    members.get_mut("ALT").unwrap().unit = Some("mg/dL".to_owned());
+    let drafted = draft_set(
+        SET_QUESTION,
+        &pilot.profile,
+        &pilot.table,
+        pilot.digest,
+        Some(&proposed(pilot)),
+        &members,
+    )
+    .unwrap();
+    let alt = drafted.members.iter().find(|m| m.code == "ALT").unwrap();
+    assert_eq!(alt.errors.len(), 1, "{:?}", alt.errors);
+    assert_eq!(alt.errors[0].question, "unit");
+    assert!(alt.preview.is_none());
+    let ready: Vec<&str> = drafted.confirmed.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(ready, ["AST"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
+    let server = server(2);
+    let dataset = summary(&server);
+    let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
+    let author = adamviz::evidence::actor::Actor::web(&ann);
+    let request = |members: MemberAnswerMap| SetRequest {
+        question: SET_QUESTION.to_owned(),
+        shared: Some(proposed(pilot())),
+        members,
+    };
+    let count = |server: &Server| {
+        let connection = server.database.connection().unwrap();
+        list_revisions(&connection).unwrap().len()
+    };
+
+    // A refusal writes nothing: one open parameter holds up the whole set.
+    let mut wrong = only(&["ALT", "AST", "BILI"]);
+    wrong.get_mut("BILI").unwrap().unit = Some("mg/dL".to_owned());
+    let refused = confirm_set(
+        &server.run.execution,
+        &dataset,
+        loaded(),
+        request(wrong),
+        &author,
+        "2026-12-07T10:00:00Z".to_owned(),
+    )
+    .await
+    .unwrap();
+    let SetConfirmed::Refused(errors) = refused else {
+        panic!("a wrong unit must refuse the set");
+    };
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].0, "BILI");
+    assert_eq!(count(&server), 0, "nothing was written");
+    let SetConfirmed::Refused(errors) = confirm_set(
+        &server.run.execution,
+        &dataset,
+        loaded(),
+        request(only(&[])),
+        &author,
+        "2026-12-07T10:00:00Z".to_owned(),
+    )
+    .await
+    .unwrap() else {
+        panic!("an empty set must be refused");
+    };
+    assert!(errors[0].1.message.contains("at least one parameter"));
+
+    // Three figures: three revisions, linked as a set in parameter order.
+    let SetConfirmed::Created(set) = confirm_set(
+        &server.run.execution,
+        &dataset,
+        loaded(),
+        request(only(&["ALT", "AST", "BILI"])),
+        &author,
+        "2026-12-07T10:00:00Z".to_owned(),
+    )
+    .await
+    .unwrap() else {
+        panic!("three ready parameters confirm");
+    };
+    assert_eq!(count(&server), 3);
+    let stored = stored_set(&server.database, &set.id)
+        .await
+        .unwrap()
+        .unwrap();
+    let codes: Vec<&str> = stored.members.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(codes, ["ALT", "AST", "BILI"]);
+    {
+        // Written once: the tables refuse a change.
+        let connection = server.database.connection().unwrap();
+        let changed = adamviz::store::sql::Sql::execute(
+            &connection,
+            "UPDATE figure_set_members SET parameter = 'CK' WHERE set_id = ?1",
+            &[set.id.to_string().into()],
+        );
+        assert!(changed.unwrap_err().to_string().contains("never changed"));
+        assert_eq!(get_set(&connection, &set.id).unwrap().unwrap(), stored);
+    }
+
+    // Run all queues each Draft figure once; all three become Verified.
+    assert_eq!(
+        run_all(&server.run, &stored, "run-all-key", &author)
+            .await
+            .unwrap(),
+        3
+    );
+    for (_, id) in &stored.members {
+        assert_eq!(server.settled(id).await, RunStatus::Verified);
+    }
+    assert_eq!(
+        run_all(&server.run, &stored, "run-all-again", &author)
+            .await
+            .unwrap(),
+        0,
+        "nothing left to run"
+    );
+
+    // One signing session: the first signature with the user name, the next with the password.
+    let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
+    assert_eq!(
+        require_user_name(true, None),
+        Err(SignError::UserNameMissing)
+    );
+    assert_eq!(require_user_name(false, None), Ok(()));
+    let sign_as = |id: &adamviz::domain::ids::RevisionId, decision, user_name: Option<&str>| {
+        let mut connection = server.database.connection().unwrap();
+        sign(
+            &mut connection,
+            &rex,
+            &SignRequest {
+                revision_id: id.clone(),
+                decision,
+                meaning: Some(SignatureMeaning::Approved),
+                comment: (decision == Decision::ChangesRequested)
+                    .then(|| "Show the screening visit too.".to_owned()),
+                password: PASSWORD.to_owned(),
+                evidence_head_seen: None,
+                user_name: user_name.map(str::to_owned),
+            },
+            None,
+            now(),
+        )
+    };
+    let ids: Vec<_> = stored.members.iter().map(|(_, id)| id.clone()).collect();
+    assert_eq!(
+        sign_as(&ids[0], Decision::Approved, Some("ann")).unwrap_err(),
+        SignError::WrongUserName
+    );
+    let first = sign_as(&ids[0], Decision::Approved, Some("Rex")).unwrap();
+    assert_eq!(first.revision.status, RevisionStatus::Approved);
+    let second = sign_as(&ids[1], Decision::Approved, None).unwrap();
+    assert_eq!(second.revision.status, RevisionStatus::Approved);
+    let sent_back = sign_as(&ids[2], Decision::ChangesRequested, None).unwrap();
+    assert_eq!(sent_back.revision.status, RevisionStatus::Verified);
+    // Each approval binds its own figure's evidence head.
+    assert_ne!(first.approval_hash, second.approval_hash);
+
+    let sources = RevisionSources {
+        database: server.database.clone(),
+        objects: server.objects.clone(),
+        datasets: Arc::new(DatasetCache::new(2)),
+    };
+    let members = set_members(&sources, &stored, &rex).await.unwrap();
+    assert_eq!(members.len(), 3);
+    let summary = SetSummary::of(&members);
+    assert_eq!(
+        (summary.approved, summary.sent_back, summary.verified),
+        (2, 1, 0)
+    );
+    assert_eq!(summary.describe(), "3 figures: 2 approved, 1 sent back");
+    assert!(members[2]
+        .last_decision
+        .as_deref()
+        .is_some_and(|d| d.starts_with("Changes requested by rex")));
+}
