@@ -47,6 +47,9 @@ export default defineConfig({
     // Approval, reproduction, history and compare, on the revision the flow ran to Verified.
     { name: "review", testMatch: /review\.spec\.ts/, dependencies: ["flow"], timeout: 300_000 },
     { name: "a11y", testMatch: /a11y\.spec\.ts/, dependencies: ["review"] },
+    // Figure sets: every chemistry parameter of the pilot, run and signed (after the review's
+    // signatures, so that quinn's signing session here is a new one).
+    { name: "sets", testMatch: /[\\/]sets\.spec\.ts$/, dependencies: ["a11y"], timeout: 480_000 },
   ],
   webServer: {
     // stderr is also kept in the data directory: the first-start setup link is read from it.

@@ -71,6 +71,7 @@ pub const ROUTE_ACCESS: &[(&str, Access)] = &[
     ("/api/revisions/{id}/events", Access::LoggedIn),
     ("/api/revisions/{id}/files/{name}", Access::LoggedIn),
     ("/api/revisions/{id}/evidence", Access::LoggedIn),
+    ("/api/sets/{id}/evidence", Access::LoggedIn),
 ];
 
 /// Pages (GET) and who may open them; any other page needs a login.

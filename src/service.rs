@@ -16,6 +16,7 @@ pub mod prepare;
 pub mod reproduction;
 pub mod revisions;
 pub mod runs;
+pub mod set_bundle;
 pub mod startup;
 pub mod upload;
 pub mod work_list;

@@ -4,6 +4,8 @@
 //! and its figures signed in one signing session (the first signature with the user name).
 #![cfg(feature = "ssr")]
 
+#[path = "support/bundle_edit.rs"]
+mod bundle_edit;
 #[path = "support/flow_server.rs"]
 mod flow_server;
 
@@ -319,4 +321,135 @@ async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
         .last_decision
         .as_deref()
         .is_some_and(|d| d.starts_with("Changes requested by rex")));
+
+    the_set_bundle_holds_each_figure_and_is_checked_offline(&server, &stored).await;
+}
+
+/// The set bundle: each figure's own bundle and the signed set manifest; the validator passes it
+/// under the trusted key and names what is wrong when a figure is changed, dropped, swapped for
+/// another revision's, or the manifest signed by another key.
+async fn the_set_bundle_holds_each_figure_and_is_checked_offline(
+    server: &Server,
+    set: &adamviz::store::figure_sets::StoredSet,
+) {
+    use adamviz::{
+        evidence::{
+            set_bundle::{validate_set, SetManifest, SET_MANIFEST, SET_MANIFEST_PAYLOAD_TYPE},
+            validate::{Options, Verdict},
+        },
+        service::{installation_key::InstallationKey, set_bundle::export_set_for_download},
+    };
+    use bundle_edit::{entries, entry, rezip};
+    let key_dir = tempfile::tempdir().unwrap();
+    let key = InstallationKey::load_or_create(key_dir.path()).unwrap();
+    let bytes = export_set_for_download(&server.database, &server.objects, Some(&key), set)
+        .await
+        .unwrap();
+    let trusted = Options {
+        trusted_key: Some(key.public_key()),
+        repository: None,
+    };
+    let report = validate_set(&bytes, &trusted);
+    assert_eq!(report.verdict, Verdict::Pass, "{}", report.text());
+    assert_eq!(report.figures.len(), 3);
+    assert_eq!(report.set_id.as_deref(), Some(set.id.as_str()));
+    let statuses: Vec<_> = report
+        .figures
+        .iter()
+        .map(|f| f.report.signatures.len())
+        .collect();
+    assert_eq!(statuses, [1, 1, 1], "each figure carries its own signature");
+    let untrusted = validate_set(&bytes, &Options::default());
+    assert_eq!(untrusted.verdict, Verdict::ConsistentOriginNotProven);
+
+    let files = entries(&bytes);
+    let figure_paths: Vec<String> = files
+        .iter()
+        .map(|(name, _)| name.clone())
+        .filter(|name| name.starts_with("figures/"))
+        .collect();
+    assert_eq!(figure_paths.len(), 3);
+    assert!(figure_paths[0].contains("-ALT-rev-"), "{figure_paths:?}");
+
+    // One byte of a figure's bundle changed: its hash no longer matches the set manifest.
+    let mut changed = files.clone();
+    let figure = entry(&mut changed, &figure_paths[1]);
+    let at = figure.len() / 2;
+    figure[at] ^= 1;
+    let report = validate_set(&rezip(&changed), &trusted);
+    assert_eq!(report.verdict, Verdict::Fail);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.contains("AST") && f.contains("hashes to")),
+        "{}",
+        report.text()
+    );
+
+    // A figure dropped from the archive.
+    let dropped: Vec<_> = files
+        .iter()
+        .filter(|(n, _)| *n != figure_paths[2])
+        .cloned()
+        .collect();
+    let report = validate_set(&rezip(&dropped), &trusted);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.contains("BILI") && f.contains("absent")),
+        "{}",
+        report.text()
+    );
+
+    // ALT's bundle put in AST's place and the manifest re-signed (by the right key, as an
+    // insider could): the bundle is of another revision than the set names.
+    let mut swapped = files.clone();
+    let alt = entry(&mut swapped, &figure_paths[0]).clone();
+    *entry(&mut swapped, &figure_paths[1]) = alt.clone();
+    let mut manifest: SetManifest =
+        serde_json::from_slice(entry(&mut swapped, SET_MANIFEST)).unwrap();
+    manifest.figures[1].bundle.sha256 = adamviz::service::bundle::file_hash(&alt);
+    manifest.figures[1].bundle.size = alt.len() as u64;
+    let manifest_bytes = serde_jcs::to_vec(&manifest).unwrap();
+    let envelope = key.sign(SET_MANIFEST_PAYLOAD_TYPE, &manifest_bytes);
+    *entry(&mut swapped, SET_MANIFEST) = manifest_bytes;
+    *entry(&mut swapped, "set-manifest.dsse.json") = serde_jcs::to_vec(&envelope).unwrap();
+    let report = validate_set(&rezip(&swapped), &trusted);
+    assert_eq!(report.verdict, Verdict::Fail);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.contains("the bundle is of revision")),
+        "{}",
+        report.text()
+    );
+
+    // Signed by another key than the trusted one.
+    let forger_dir = tempfile::tempdir().unwrap();
+    let forger = InstallationKey::load_or_create(forger_dir.path()).unwrap();
+    let mut forged = files.clone();
+    let mut manifest: SetManifest =
+        serde_json::from_slice(entry(&mut forged, SET_MANIFEST)).unwrap();
+    manifest.signing_key.public_key = forger.public_hex();
+    manifest.signing_key.fingerprint = forger.fingerprint();
+    let manifest_bytes = serde_jcs::to_vec(&manifest).unwrap();
+    let envelope = forger.sign(SET_MANIFEST_PAYLOAD_TYPE, &manifest_bytes);
+    *entry(&mut forged, SET_MANIFEST) = manifest_bytes;
+    *entry(&mut forged, "set-manifest.dsse.json") = serde_jcs::to_vec(&envelope).unwrap();
+    let report = validate_set(&rezip(&forged), &trusted);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.contains("not by the trusted key")),
+        "{}",
+        report.text()
+    );
+    assert_eq!(
+        validate_set(&rezip(&forged), &Options::default()).verdict,
+        Verdict::ConsistentOriginNotProven
+    );
 }

@@ -51,6 +51,9 @@ test("the reviewer signs the verified ALT revision after one wrong password", as
   await page.keyboard.press("ArrowDown");
   await page.keyboard.press("ArrowDown");
   await expect(responsible).toBeChecked();
+  // The first signature of the session takes the user name as well as the password.
+  await tabTo(page, form.getByLabel("User name (first signature of this session)"));
+  await page.keyboard.type(QA.name);
   await tabTo(page, form.getByLabel("Password (re-enter it to sign)"));
   await page.keyboard.type("not quinn's password");
   await page.keyboard.press("Enter");
@@ -58,6 +61,7 @@ test("the reviewer signs the verified ALT revision after one wrong password", as
   await shoot(page, "sign-800", 800);
   await expect(page.getByText("Verified", { exact: true }).first()).toBeVisible();
 
+  await form.getByLabel("User name (first signature of this session)").fill(QA.name);
   await form.getByLabel("Password (re-enter it to sign)").fill(QA.password);
   await form.getByRole("button", { name: "Sign" }).click();
   const signature = page.getByRole("region", { name: "Signatures" }).getByRole("listitem").first();
@@ -199,6 +203,7 @@ test("a reviewer sends the revision back: the author's home lists it as sent bac
   const form = page.getByRole("form", { name: "Sign this revision" });
   await form.getByRole("group", { name: "Decision" }).getByLabel("Request changes").check();
   await form.getByLabel("Comment (required to request changes)").fill("Keep every visit: the dropped one is in the SAP.");
+  await form.getByLabel("User name (first signature of this session)").fill(QA.name);
   await form.getByLabel("Password (re-enter it to sign)").fill(QA.password);
   await form.getByRole("button", { name: "Sign" }).click();
   await expect(page.getByRole("region", { name: "Signatures" }).getByRole("listitem").first()).toContainText("Changes requested");

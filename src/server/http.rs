@@ -127,6 +127,10 @@ pub fn other_routes() -> Vec<(&'static str, axum::routing::MethodRouter<AppState
             "/api/revisions/{id}/evidence",
             get(crate::api::revisions::files::revision_evidence),
         ),
+        (
+            "/api/sets/{id}/evidence",
+            get(crate::api::sets::evidence::set_evidence),
+        ),
     ]
 }
 

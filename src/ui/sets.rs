@@ -252,6 +252,11 @@ fn SetOverview(
             <h1>"Figure set: " {view.question.clone()}</h1>
             <p>{format!("Made by {} on {}. Set {}.", view.created_by, utc_time(&view.created_at), view.id)}</p>
             <p role="status" aria-live="polite" class="set-summary">{view.summary.describe()}</p>
+            <p>
+                <a href=format!("/api/sets/{}/evidence", view.id) download=format!("evidence-{}.zip", view.id)>"Download the set's evidence bundle"</a>
+                " — each Verified or Approved figure's own evidence bundle and the set manifest naming them, signed with this installation's key. Check it offline with "
+                <code>"adamviz evidence validate"</code>"."
+            </p>
             {view.can_run_all.then(|| view! {
                 <ActionForm action=run attr:aria-label="Run every figure">
                     <input type="hidden" name="set_id" value=view.id.clone() />

@@ -5,7 +5,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::{
-    bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_queue, bench_web,
+    bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_queue, bench_sets,
+    bench_web,
 };
 
 /// adamviz-bench: adamviz's benchmarks (they print figures; a missed target is reported, never
@@ -35,6 +36,8 @@ pub enum BenchCommand {
     Web(bench_web::WebBenchArgs),
     /// Governed runs per minute through the durable run queue against bare Rscript.
     Queue(bench_queue::QueueBenchArgs),
+    /// A figure set of 20 parameters: draft, confirm and Run all until every figure is Verified.
+    Sets(bench_sets::SetsBenchArgs),
     /// One measured read + profile, run by `adamviz-bench ingest` in a fresh process.
     #[command(hide = true)]
     BenchChild(bench::BenchChildArgs),
@@ -50,6 +53,7 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCommand::Auth(args) => bench_auth::run_auth_bench(args).await,
         BenchCommand::Web(args) => bench_web::run_web_bench(args).await,
         BenchCommand::Queue(args) => bench_queue::run_queue_bench(args).await,
+        BenchCommand::Sets(args) => bench_sets::run_sets_bench(args).await,
         BenchCommand::BenchChild(args) => bench::run_child(args),
     }
 }

@@ -10,6 +10,7 @@ mod bench_execute;
 mod bench_governed;
 mod bench_ledger;
 mod bench_queue;
+mod bench_sets;
 mod bench_web;
 mod cli;
 

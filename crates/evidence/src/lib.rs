@@ -31,5 +31,6 @@ pub mod reproduction;
 pub mod revision_context;
 pub mod revision_lifecycle;
 pub mod schemas;
+pub mod set_bundle;
 pub mod summary;
 pub mod validate;

@@ -2,6 +2,10 @@
 //! idempotency key) and its status. The live status streams from `events.rs` (server-sent
 //! events) and the artifacts are served by `files.rs`; both are plain routes.
 
+// One argument per field of the signing form (a server function's arguments are its form,
+// and the browser build's generated client function does not carry an item's own `allow`).
+#![allow(clippy::too_many_arguments)]
+
 #[cfg(feature = "ssr")]
 pub mod events;
 #[cfg(feature = "ssr")]

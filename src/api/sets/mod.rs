@@ -6,6 +6,9 @@
 //! …&members[CODE][…]`), so it also works without wasm: "Update the set" sends the form to the
 //! page itself (GET) and Confirm posts it.
 
+#[cfg(feature = "ssr")]
+pub mod evidence;
+
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,168 @@
+// Figure sets in a real browser with real R: an author turns the ALT draft's answers into a set
+// of every ADLBC chemistry parameter (the derived ×ULN twins unticked), confirms it, presses Run
+// all and watches every figure reach Verified without a reload; the PDF and SVG of a figure are
+// downloaded and read. A reviewer then signs all but one in one signing session (the first
+// signature with the user name and the password, each one after with the password only) and
+// sends the last one back; the set's counts and the author's home page say so.
+import { test, expect, type Page } from "@playwright/test";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AUTHOR, QA, hydrated, logIn, shoot } from "./people";
+
+test.describe.configure({ mode: "serial" });
+
+const CHEMISTRY = [
+  "ALB", "ALP", "ALT", "AST", "BILI", "BUN", "CA", "CHOL", "CK",
+  "CL", "CREAT", "GGT", "GLUC", "K", "PHOS", "PROT", "SODIUM", "URATE",
+];
+let setUrl = "";
+
+function figure(page: Page, code: string) {
+  return page.getByRole("article", { name: new RegExp(`^${code} — `) });
+}
+
+test("an author drafts every chemistry parameter as a set, confirms it and runs all", async ({ page }) => {
+  await logIn(page, AUTHOR);
+  await page.goto("/datasets");
+  await page.getByRole("link", { name: "adlbc.xpt" }).click();
+  await page.getByLabel("Question about this dataset").fill("ALT over time by arm");
+  await page.getByRole("button", { name: "Draft the plot" }).click();
+  await hydrated(page);
+  await page.getByRole("button", { name: "Draft a figure set from these answers" }).click();
+  await expect(page).toHaveURL(/\/datasets\/[0-9a-f]{64}\/set\?/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Figure set: ALT over time by arm");
+  await hydrated(page);
+
+  // The shared answers once; every parameter listed, the chemistry ones ticked, each with its own
+  // unit and preview.
+  const shared = page.getByRole("region", { name: "Shared answers (every figure)" });
+  await expect(shared.getByText("Placebo, Xanomeline Low Dose, Xanomeline High Dose")).toBeVisible();
+  await expect(page.getByRole("status").filter({ hasText: "parameters ticked" })).toHaveText(
+    "18 parameters ticked; 18 ready to confirm.",
+  );
+  for (const code of CHEMISTRY) {
+    await expect(page.getByLabel(`Include ${code}`, { exact: true })).toBeChecked();
+  }
+  await expect(page.getByLabel("Include _ALT (its code looks derived)")).not.toBeChecked();
+  await expect(page.getByLabel("Unit of ALT")).toHaveValue("U/L");
+  await expect(page.getByLabel("Unit of SODIUM")).toHaveValue("mmol/L");
+  await expect(page.getByRole("figure", { name: "Preview of CK" }).getByRole("img")).toBeVisible();
+
+  // A unit the data contradicts opens that parameter only, and Confirm refuses the whole set.
+  await page.getByLabel("Unit of BILI").fill("mg/dL");
+  await page.getByRole("button", { name: "Update the set" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "parameters ticked" })).toHaveText(
+    "18 parameters ticked; 17 ready to confirm.",
+  );
+  await expect(page.getByRole("list", { name: "Open questions of BILI" })).toContainText("unit");
+  await page.getByRole("button", { name: "Confirm the set: create 18 revisions" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "Nothing was created" })).toContainText("BILI: ");
+  await page.getByLabel("Unit of BILI").fill("umol/L");
+  await page.getByRole("button", { name: "Update the set" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "parameters ticked" })).toHaveText(
+    "18 parameters ticked; 18 ready to confirm.",
+  );
+  await hydrated(page);
+  await shoot(page, "set-draft");
+
+  await page.getByRole("button", { name: "Confirm the set: create 18 revisions" }).click();
+  await expect(page).toHaveURL(/\/sets\/set-[0-9a-f]{32}$/);
+  setUrl = page.url();
+  await hydrated(page);
+  await expect(page.getByRole("status").filter({ hasText: "figures:" })).toHaveText("18 figures: 18 not run yet");
+  await page.getByRole("button", { name: "Run all" }).click();
+  // Live: the counts follow the runs without a reload.
+  await expect(page.getByRole("status").filter({ hasText: "figures:" })).toHaveText(
+    "18 figures: 18 verified, waiting for a signature",
+    { timeout: 300_000 },
+  );
+  await expect(page.getByRole("button", { name: "Run all" })).toHaveCount(0);
+  await expect(figure(page, "ALT").getByRole("img", { name: "Boxplot of ALT" })).toBeVisible();
+  await shoot(page, "set-verified");
+
+  // The report-ready files of one figure: the PDF's text holds its footnotes; the SVG is SVG.
+  const links = figure(page, "GLUC");
+  const pdf = await page.request.get((await links.getByRole("link", { name: "Download plot.pdf of GLUC" }).getAttribute("href"))!);
+  expect(pdf.status()).toBe(200);
+  const dir = mkdtempSync(join(tmpdir(), "adamviz-set-"));
+  writeFileSync(join(dir, "plot.pdf"), await pdf.body());
+  const text = execFileSync("pdftotext", ["-layout", join(dir, "plot.pdf"), "-"], { encoding: "utf8" });
+  expect(text).toContain("Status when drawn: Draft.");
+  expect(text).toContain("GLUC");
+  const svg = await page.request.get((await links.getByRole("link", { name: "Download plot.svg of GLUC" }).getAttribute("href"))!);
+  const root = await page.evaluate(
+    (source) => new DOMParser().parseFromString(source, "image/svg+xml").documentElement.namespaceURI,
+    await svg.text(),
+  );
+  expect(root).toBe("http://www.w3.org/2000/svg");
+});
+
+test("a reviewer signs all but one in one signing session and sends one back", async ({ page, browser }) => {
+  await logIn(page, QA);
+  await page.goto(setUrl);
+  await hydrated(page);
+  for (const [index, code] of CHEMISTRY.entries()) {
+    const card = figure(page, code);
+    const form = card.getByRole("form");
+    const userName = form.getByLabel("User name (first signature of this session)");
+    if (index === 0) {
+      // The first signature of the session: user name and password.
+      await expect(userName).toBeVisible();
+      await form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Approved").check();
+      await userName.fill(QA.name);
+    } else {
+      // Every one after it: the password alone.
+      await expect(userName).toHaveCount(0);
+      if (code === "URATE") {
+        await form.getByRole("group", { name: "Decision" }).getByLabel("Request changes").check();
+        await form.getByLabel("Comment (required to request changes)").fill("Use the fasting samples only.");
+      } else {
+        await form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Approved").check();
+      }
+    }
+    await form.getByLabel("Password (re-enter it to sign)").fill(QA.password);
+    await form.getByRole("button", { name: "Sign" }).click();
+    await expect(card.getByText(code === "URATE" ? /^Changes requested by quinn/ : /^Approved by quinn/)).toBeVisible();
+  }
+  await expect(page.getByRole("status").filter({ hasText: "figures:" })).toHaveText("18 figures: 17 approved, 1 sent back");
+  await shoot(page, "set-signed");
+  const urate = (await figure(page, "URATE").getByRole("link", { name: /^Open revision/ }).getAttribute("href"))!;
+
+  // Each signature is its own approval of its own figure, in that figure's evidence.
+  await figure(page, "ALB").getByRole("link", { name: /^Open revision/ }).click();
+  await hydrated(page);
+  await expect(page.getByRole("region", { name: "Signatures" }).getByRole("listitem").first()).toContainText(
+    /signed by quinn on .*; meaning: approved/,
+  );
+
+  const author = await (await browser.newContext()).newPage();
+  await logIn(author, AUTHOR);
+  await author.goto("/");
+  await hydrated(author);
+  const sentBack = author.getByRole("region", { name: /^Sent back to me \(\d+\)$/ });
+  await expect(sentBack.locator(`a[href="${urate}"]`)).toBeVisible();
+
+  // The set's evidence bundle: every figure's own bundle and the signed set manifest, checked
+  // offline under the installation's key.
+  await author.goto(setUrl);
+  await hydrated(author);
+  const [download] = await Promise.all([
+    author.waitForEvent("download"),
+    author.getByRole("link", { name: "Download the set's evidence bundle" }).click(),
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), "adamviz-set-bundle-"));
+  const bundle = join(dir, "set.zip");
+  await download.saveAs(bundle);
+  const adamviz = process.env.ADAMVIZ_BIN ?? join(__dirname, "..", "..", "target", "debug", "adamviz");
+  const shown = spawnSync(adamviz, ["key", "show", "--data-dir", process.env.ADAMVIZ_E2E_DATA_DIR!], { encoding: "utf8" });
+  expect(shown.status, shown.stderr).toBe(0);
+  const trustedKey = join(dir, "installation-key.pub");
+  writeFileSync(trustedKey, shown.stdout);
+  const run = spawnSync(adamviz, ["evidence", "validate", bundle, "--trusted-key", trustedKey], { encoding: "utf8" });
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+  expect(run.stdout).toMatch(/^figure set bundle set-[0-9a-f]{32}/);
+  expect(run.stdout.match(/ PASS$/gm)?.length).toBe(18);
+  expect(run.stdout).toContain("PASS: the set manifest and every figure's bundle are signed by the trusted key");
+});
