@@ -63,6 +63,8 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/sets/confirm", Access::AnyOf(&[Role::Author])),
     ("/api/sets/detail", Access::LoggedIn),
     ("/api/sets/run", Access::AnyOf(&[Role::Author])),
+    ("/api/sets/rerun", Access::AnyOf(&[Role::Author])),
+    ("/api/revisions/rerun", Access::AnyOf(&[Role::Author])),
 ];
 
 /// Routes that are not server functions (POST), with who may use them.

@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod approvals;
 pub mod bundle;
 pub mod confirm;
+pub mod data_cuts;
 pub mod datasets;
 pub mod drafts;
 pub mod error;

@@ -216,7 +216,10 @@ fn sample_body(path: &str, call: usize) -> String {
         "/api/revisions/compare" => format!("a=rev-{0}&b=rev-{0}", "0".repeat(32)),
         "/api/sets/draft" => format!("content_hash={}&query=question%3Dx", "0".repeat(64)),
         "/api/sets/confirm" => format!("content_hash={}&question=x&shared=%7B%7D", "0".repeat(64)),
-        "/api/sets/detail" => format!("id=set-{}", "0".repeat(32)),
+        "/api/sets/detail" | "/api/sets/rerun" => {
+            format!("id=set-{0}&set_id=set-{0}", "0".repeat(32))
+        }
+        "/api/revisions/rerun" => format!("revision_id=rev-{}", "0".repeat(32)),
         "/api/sets/run" => format!(
             "set_id=set-{}&idempotency_key=key-{call:08}",
             "0".repeat(32)

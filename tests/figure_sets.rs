@@ -175,6 +175,7 @@ async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
         question: SET_QUESTION.to_owned(),
         shared: Some(proposed(pilot())),
         members,
+        revises: None,
     };
     let count = |server: &Server| {
         let connection = server.database.connection().unwrap();

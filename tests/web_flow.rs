@@ -223,6 +223,7 @@ fn the_draft_address_holds_the_answers_and_a_move() {
         answers: Some(answers.clone()),
         move_item: Some("visits:down:Baseline".to_owned()),
         parent: Some("rev-0123456789abcdef0123456789abcdef".to_owned()),
+        opened: vec!["visits: the new data has no visit \u{201c}Week 26\u{201d}".to_owned()],
     };
     let href = address.href("abc");
     let query = href.split_once('?').unwrap().1;

@@ -56,7 +56,7 @@ test("an author drafts every chemistry parameter as a set, confirms it and runs 
   await expect(page.getByRole("status").filter({ hasText: "parameters ticked" })).toHaveText(
     "18 parameters ticked; 17 ready to confirm.",
   );
-  await expect(page.getByRole("list", { name: "Open questions of BILI" })).toContainText("unit");
+  await expect(page.getByRole("alert", { name: "Open questions of BILI" })).toContainText("unit");
   await page.getByRole("button", { name: "Confirm the set: create 18 revisions" }).click();
   await expect(page.getByRole("alert").filter({ hasText: "Nothing was created" })).toContainText("BILI: ");
   await page.getByLabel("Unit of BILI").fill("umol/L");

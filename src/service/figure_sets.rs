@@ -240,6 +240,9 @@ pub struct SetRequest {
     pub shared: Option<DraftAnswers>,
     /// Per parameter, the set form's answers.
     pub members: MemberAnswerMap,
+    /// The set this one re-runs on a newer data cut: each figure revises the earlier set's
+    /// figure of the same parameter.
+    pub revises: Option<FigureSetId>,
 }
 
 /// Confirms a set: every included parameter's answers must hold (else nothing is written),
@@ -280,10 +283,31 @@ pub async fn confirm_set(
         file_name: dataset.file_name.clone(),
         size: dataset.size,
     };
+    let earlier =
+        match &request.revises {
+            Some(id) => Some(stored_set(execution.database(), id).await?.ok_or_else(|| {
+                ConfirmError::Interrupted(format!("there is no figure set {id}"))
+            })?),
+            None => None,
+        };
+    let parent_of = |code: &str| {
+        earlier.as_ref().and_then(|set| {
+            set.members
+                .iter()
+                .find(|(parameter, _)| parameter == code)
+                .map(|(_, id)| id.clone())
+        })
+    };
     let mut members = Vec::with_capacity(drafted.confirmed.len());
     for (code, spec) in &drafted.confirmed {
         let made = execution
-            .materialize_revising(spec, Arc::clone(&loaded.table), &upload, actor, None)
+            .materialize_revising(
+                spec,
+                Arc::clone(&loaded.table),
+                &upload,
+                actor,
+                parent_of(code),
+            )
             .await?;
         members.push((code.clone(), made.revision.id));
     }
@@ -297,6 +321,7 @@ pub async fn confirm_set(
         created_by_name: actor.account_name.clone(),
         created_at,
         members,
+        revises: request.revises,
     };
     let stored = set.clone();
     on_database(execution.database(), move |connection| {
@@ -402,13 +427,68 @@ pub async fn set_members(
                 s.comment.clone().unwrap_or_default()
             ),
         });
+        let changes = match &detail.parent {
+            Some(parent) if !detail.statistics.is_empty() => {
+                changes_against(sources, parent, &detail, viewer).await?
+            }
+            _ => None,
+        };
         members.push(SetMember {
             parameter: parameter.clone(),
             summary: detail.summary,
             run: detail.run,
             review: detail.review,
             last_decision,
+            parent: detail.parent,
+            changes,
         });
+    }
+    Ok(members)
+}
+
+/// What changed per cell from revision `parent` to `detail`, once both have statistics.
+async fn changes_against(
+    sources: &RevisionSources,
+    parent: &str,
+    detail: &crate::domain::revision::RevisionDetail,
+    viewer: &Account,
+) -> Result<Option<String>, ReadError> {
+    let Ok(parent_id) = RevisionId::parse(parent) else {
+        return Ok(None);
+    };
+    Ok(revision_detail(sources, &parent_id, viewer)
+        .await?
+        .filter(|p| !p.statistics.is_empty())
+        .map(|p| super::history::compare(&p, detail).describe_changes()))
+}
+
+/// Each figure's own answers (unit, records rule) as the set form sends them: what a re-run of
+/// the set on a newer data cut starts from.
+pub async fn member_answers_of(
+    database: &crate::store::db::Database,
+    set: &StoredSet,
+) -> Result<MemberAnswerMap, ReadError> {
+    let mut members = MemberAnswerMap::new();
+    for (code, id) in &set.members {
+        let key = id.clone();
+        let Some(revision) = on_database(database, move |connection| {
+            crate::store::repository::get_revision(connection, &key)
+        })
+        .await?
+        else {
+            continue;
+        };
+        let spec = super::runs::stored_spec(database, &revision.spec_hash).await?;
+        let answers = super::drafts::answers_of(&spec);
+        members.insert(
+            code.clone(),
+            MemberAnswers {
+                listed: Some("1".to_owned()),
+                include: Some("1".to_owned()),
+                unit: answers.unit,
+                records_per_subject_visit: answers.records_per_subject_visit,
+            },
+        );
     }
     Ok(members)
 }

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::domain::{
     draft::DraftAnswers,
-    revision::{AnswerDifference, CellDifference, CompareSide, Comparison, RevisionDetail},
+    revision::{
+        AnswerDifference, CellChange, CellDifference, CompareSide, Comparison, RevisionDetail,
+    },
 };
 
 pub use crate::store::history::{history, PAGE_SIZE};
@@ -78,8 +80,8 @@ fn side(detail: &RevisionDetail) -> CompareSide {
     }
 }
 
-/// Revisions `a` and `b` side by side: the answers that differ, every cell's n, mean and median
-/// in both (in `b`'s order, then the cells only `a` has), and both images.
+/// Revisions `a` and `b` side by side: the answers that differ, every cell's n, mean, median and
+/// quartiles in both, whether it changed, (in `b`'s order, then the cells only `a` has), and both images.
 pub fn compare(a: &RevisionDetail, b: &RevisionDetail) -> Comparison {
     let key =
         |c: &crate::domain::statistics::CellStatistics| (c.treatment.clone(), c.visit.clone());
@@ -99,10 +101,24 @@ pub fn compare(a: &RevisionDetail, b: &RevisionDetail) -> Comparison {
                 old.get(&(treatment.clone(), visit.clone())),
                 new.get(&(treatment.clone(), visit.clone())),
             );
+            let change = match (x, y) {
+                (Some(_), None) => CellChange::Dropped,
+                (None, Some(_)) => CellChange::New,
+                (Some(x), Some(y))
+                    if (x.n, x.mean, x.median, x.q1, x.q3)
+                        != (y.n, y.mean, y.median, y.q1, y.q3) =>
+                {
+                    CellChange::Changed
+                }
+                _ => CellChange::Same,
+            };
             CellDifference {
                 n: (x.map(|c| c.n), y.map(|c| c.n)),
                 mean: (x.and_then(|c| c.mean), y.and_then(|c| c.mean)),
                 median: (x.and_then(|c| c.median), y.and_then(|c| c.median)),
+                q1: (x.and_then(|c| c.q1), y.and_then(|c| c.q1)),
+                q3: (x.and_then(|c| c.q3), y.and_then(|c| c.q3)),
+                change,
                 treatment,
                 visit,
             }

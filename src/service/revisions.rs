@@ -101,7 +101,9 @@ pub async fn revision_detail(
         })
         .await?
     };
+    let newer_cut = super::data_cuts::newer_cut_of(&sources.database, &dataset_hash).await?;
     Ok(Some(RevisionDetail {
+        newer_cut,
         dataset_hash,
         can_run: viewer.has(Role::Author) && status == RevisionStatus::Draft && !run.is_moving(),
         summary: stored.summary,

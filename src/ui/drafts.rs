@@ -158,6 +158,12 @@ fn DraftHeading(view: DraftView) -> impl IntoView {
                 ": the new revision names it as its parent and needs its own approval; the parent keeps its own."
             </p>
         })}
+        {(!view.opened.is_empty()).then(|| view! {
+            <div class="note opened" role="note" aria-label="Left open by the new data">
+                <p>"On the new data cut these questions are left open: their earlier answers no longer fit. Answer them before you confirm."</p>
+                <ul>{view.opened.iter().map(|o| view! { <li>{o.clone()}</li> }).collect_view()}</ul>
+            </div>
+        })}
         <MatchNotes matches=view.matches />
     }
 }

@@ -1,4 +1,4 @@
-//! The revision history (newest first; filters by status, dataset and author; pages; the
+//! The revision history (newest first; filters by status, dataset, author and data cut; pages; the
 //! lineage; two revisions picked to compare) and the comparison page (the answers that differ,
 //! the statistics per cell with their differences, the two images side by side). Both pages are
 //! functions of their address, so the filters, paging and Compare work without wasm.
@@ -23,6 +23,12 @@ const STATUSES: [RevisionStatus; 4] = [
     RevisionStatus::Approved,
 ];
 
+/// The history's data-cut filters: (value, words).
+const DATA_CUT_FILTERS: [(&str, &str); 2] = [
+    ("revised_for_newer_cut", "Revised for a newer data cut"),
+    ("approved_on_older_cut", "Approved on an older cut"),
+];
+
 fn short(id: &str) -> String {
     id.chars().take(16).collect()
 }
@@ -34,6 +40,7 @@ pub(super) fn page_href(query: &HistoryQuery, page: usize) -> String {
         ("status", &query.status),
         ("dataset", &query.dataset),
         ("author", &query.author),
+        ("cut", &query.cut),
     ] {
         if let Some(value) = value {
             parts.push(format!("{name}={}", urlencoding(value)));
@@ -67,6 +74,7 @@ pub fn HistoryPageView() -> impl IntoView {
                 status: text("status"),
                 dataset: text("dataset"),
                 author: text("author"),
+                cut: text("cut"),
                 page: text("page").and_then(|p| p.parse().ok()),
             }
         },
@@ -135,6 +143,15 @@ fn HistoryFilters(page: HistoryPage) -> impl IntoView {
                     <option value="">"All authors"</option>
                     {page.authors.iter().map(|a| view! {
                         <option value=a.clone() selected=selected(&query.author, a)>{a.clone()}</option>
+                    }).collect_view()}
+                </select>
+            </div>
+            <div class="field">
+                <label for="filter-cut">"Data cut"</label>
+                <select id="filter-cut" name="cut">
+                    <option value="">"Any data cut"</option>
+                    {DATA_CUT_FILTERS.iter().map(|(value, words)| view! {
+                        <option value=*value selected=selected(&query.cut, value)>{*words}</option>
                     }).collect_view()}
                 </select>
             </div>
@@ -310,6 +327,7 @@ fn CompareView(comparison: Comparison) -> impl IntoView {
             {side_view(comparison.b.clone(), "Second")}
         </div>
         <h2 id="cells-heading">"Statistics per cell"</h2>
+        <p role="status" class="cell-changes">{comparison.describe_changes()}</p>
         {if comparison.cells.is_empty() {
             view! { <p>"Neither revision has verified statistics yet."</p> }.into_any()
         } else {
@@ -319,6 +337,7 @@ fn CompareView(comparison: Comparison) -> impl IntoView {
                     <caption>"First, second and the difference (second − first); – where a revision has no such cell"</caption>
                     <thead>
                         <tr>
+                            <th scope="col">"Change"</th>
                             <th scope="col">"Treatment"</th>
                             <th scope="col">"Visit"</th>
                             <th scope="col">"n, first"</th>
@@ -329,11 +348,16 @@ fn CompareView(comparison: Comparison) -> impl IntoView {
                             <th scope="col">"Median, first"</th>
                             <th scope="col">"Median, second"</th>
                             <th scope="col">"Median difference"</th>
+                            <th scope="col">"Q1, first"</th>
+                            <th scope="col">"Q1, second"</th>
+                            <th scope="col">"Q3, first"</th>
+                            <th scope="col">"Q3, second"</th>
                         </tr>
                     </thead>
                     <tbody>
                         {comparison.cells.iter().map(|c| view! {
-                            <tr>
+                            <tr class=format!("cell-{}", c.change.words().replace(' ', "-"))>
+                                <td>{c.change.words()}</td>
                                 <td>{c.treatment.clone()}</td>
                                 <td>{c.visit.clone()}</td>
                                 <td>{count(c.n.0)}</td>
@@ -344,6 +368,10 @@ fn CompareView(comparison: Comparison) -> impl IntoView {
                                 <td>{number(c.median.0)}</td>
                                 <td>{number(c.median.1)}</td>
                                 <td>{difference(c.median)}</td>
+                                <td>{number(c.q1.0)}</td>
+                                <td>{number(c.q1.1)}</td>
+                                <td>{number(c.q3.0)}</td>
+                                <td>{number(c.q3.1)}</td>
                             </tr>
                         }).collect_view()}
                     </tbody>

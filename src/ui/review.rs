@@ -6,7 +6,7 @@
 use leptos::{form::ActionForm, prelude::*};
 
 use crate::{
-    api::revisions::{ReproduceRevision, SignRevision},
+    api::revisions::{ReproduceRevision, RerunOnNewerCut, SignRevision},
     domain::revision::{
         ReproductionView, RevisionDetail, RevisionStatus, SignatureView, SigningAttempt,
     },
@@ -51,13 +51,46 @@ pub fn Lineage(detail: RevisionDetail) -> impl IntoView {
                     }).collect_view()}
                 </p>
             })}
-            {revise.map(|href| view! {
+            {revise.clone().map(|href| view! {
                 <p>
                     <a class="button" href=href>"Revise"</a>
                     " — start a new draft from these answers; the new revision names this one as its parent and needs its own approval."
                 </p>
             })}
+            {detail.newer_cut.clone().map(|cut| view! {
+                <NewerCut id=id.clone() cut author=revise.is_some() />
+            })}
         </section>
+    }
+}
+
+/// A later delivery of the revision's dataset, and for an author "Re-run on the new data".
+#[component]
+fn NewerCut(id: String, cut: crate::domain::data_cut::NewerCut, author: bool) -> impl IntoView {
+    let rerun = ServerAction::<RerunOnNewerCut>::new();
+    let error = move || {
+        rerun
+            .value()
+            .get()
+            .and_then(Result::err)
+            .map(|e| e.to_string())
+    };
+    view! {
+        <div class="newer-cut" role="note" aria-label="A newer data cut">
+            <p>
+                <strong>"A newer data cut exists: "</strong>
+                <a href=format!("/datasets/{}", cut.content_hash)>{cut.file_name.clone()}</a>
+                {format!(", uploaded {}. This revision was made on the earlier one.", utc_time(&cut.uploaded_at))}
+            </p>
+            {author.then(|| view! {
+                <ActionForm action=rerun attr:aria-label="Re-run on the new data">
+                    <input type="hidden" name="revision_id" value=id.clone() />
+                    <p class="note">"Opens a draft on the new data with this revision's answers. A question whose answer no longer fits (a visit gone, a visit or level new) is left open for you. Confirming makes a new revision that revises this one; it is run, compared cell by cell with this one, and approved on its own."</p>
+                    {move || error().map(|e| view! { <p class="form-error" role="alert">{e}</p> })}
+                    <button type="submit">"Re-run on the new data"</button>
+                </ActionForm>
+            })}
+        </div>
     }
 }
 

@@ -17,7 +17,7 @@ use super::{
 use crate::{
     api::{
         revisions::SignRevision,
-        sets::{get_set, load_set_draft, ConfirmSet, RunSet},
+        sets::{get_set, load_set_draft, ConfirmSet, RerunSetOnNewerCut, RunSet},
     },
     domain::{
         figure_set::{MemberDraft, SetConfirmOutcome, SetDraftView, SetMember, SetView},
@@ -105,6 +105,18 @@ fn SetDraftEditor(view: SetDraftView) -> impl IntoView {
                 <a href=format!("/datasets/{hash}")>{format!("← {}", view.dataset.file_name)}</a>
             </p>
             <h1>"Figure set: " {view.question.clone()}</h1>
+            {view.revises.clone().map(|earlier| view! {
+                <p class="note revising">
+                    "Re-running figure set " <a href=format!("/sets/{earlier}")><code>{earlier.clone()}</code></a>
+                    " on a newer data cut: each figure revises that set's figure of the same parameter and needs its own approval."
+                </p>
+            })}
+            {(!view.opened.is_empty()).then(|| view! {
+                <div class="note opened" role="note" aria-label="Left open by the new data">
+                    <p>"On the new data cut these shared questions are left open: their earlier answers no longer fit. Change the shared answers before you confirm."</p>
+                    <ul>{view.opened.iter().map(|o| view! { <li>{o.clone()}</li> }).collect_view()}</ul>
+                </div>
+            })}
             <p>
                 "One boxplot per parameter, each its own revision with its own run, evidence and approval. "
                 "The shared answers below hold for every figure; each parameter answers its unit and its records rule itself."
@@ -128,6 +140,7 @@ fn SetDraftEditor(view: SetDraftView) -> impl IntoView {
                 <input type="hidden" name="content_hash" value=hash.clone() />
                 <input type="hidden" name="question" value=view.question.clone() />
                 <input type="hidden" name="shared" value=shared_json />
+                {view.revises.clone().map(|r| view! { <input type="hidden" name="revises" value=r /> })}
                 <h2>"Parameters"</h2>
                 <p role="status">{format!("{included} parameters ticked; {ready} ready to confirm.")}</p>
                 <div class="set-members">
@@ -251,7 +264,11 @@ fn SetOverview(
             </p>
             <h1>"Figure set: " {view.question.clone()}</h1>
             <p>{format!("Made by {} on {}. Set {}.", view.created_by, utc_time(&view.created_at), view.id)}</p>
+            {view.revises.clone().map(|earlier| view! {
+                <p>"Re-runs figure set " <a href=format!("/sets/{earlier}")><code>{earlier.clone()}</code></a>" on a newer data cut: each figure beside its parent, with what changed per cell."</p>
+            })}
             <p role="status" aria-live="polite" class="set-summary">{view.summary.describe()}</p>
+            {view.newer_cut.clone().map(|cut| view! { <SetNewerCut id=view.id.clone() cut author=view.can_rerun /> })}
             <p>
                 <a href=format!("/api/sets/{}/evidence", view.id) download=format!("evidence-{}.zip", view.id)>"Download the set's evidence bundle"</a>
                 " — each Verified or Approved figure's own evidence bundle and the set manifest naming them, signed with this installation's key. Check it offline with "
@@ -280,6 +297,36 @@ fn SetOverview(
                 }).collect_view()}
             </div>
         </section>
+    }
+}
+
+/// A later delivery of the set's dataset, and for an author "Re-run on the new data".
+#[component]
+fn SetNewerCut(id: String, cut: crate::domain::data_cut::NewerCut, author: bool) -> impl IntoView {
+    let rerun = ServerAction::<RerunSetOnNewerCut>::new();
+    let error = move || {
+        rerun
+            .value()
+            .get()
+            .and_then(Result::err)
+            .map(|e| e.to_string())
+    };
+    view! {
+        <div class="newer-cut" role="note" aria-label="A newer data cut">
+            <p>
+                <strong>"A newer data cut exists: "</strong>
+                <a href=format!("/datasets/{}", cut.content_hash)>{cut.file_name.clone()}</a>
+                {format!(", uploaded {}. This set was made on the earlier one.", utc_time(&cut.uploaded_at))}
+            </p>
+            {author.then(|| view! {
+                <ActionForm action=rerun attr:aria-label="Re-run the set on the new data">
+                    <input type="hidden" name="set_id" value=id.clone() />
+                    <p class="note">"Opens the set's draft on the new data with the same answers; what no longer fits is left open. Each new figure revises this set's figure of the same parameter and is approved on its own."</p>
+                    {move || error().map(|e| view! { <p class="form-error" role="alert">{e}</p> })}
+                    <button type="submit">"Re-run on the new data"</button>
+                </ActionForm>
+            })}
+        </div>
     }
 }
 
@@ -320,6 +367,13 @@ fn SetFigure(
                 <a href=format!("/revisions/{id}")>{format!("Open revision {id}")}</a>
             </p>
             {member.last_decision.clone().map(|d| view! { <p class="note">{d}</p> })}
+            {member.parent.clone().map(|parent| view! {
+                <p>
+                    {member.changes.clone().unwrap_or_else(|| "Compared once both are Verified.".to_owned())}
+                    " "
+                    <a href=format!("/revisions/compare?a={parent}&b={id}")>{format!("Compare {} with the earlier cut", member.parameter)}</a>
+                </p>
+            })}
             {retained.then(|| view! {
                 <img class="set-plot" src=format!("/api/revisions/{id}/files/plot.png") alt=format!("Boxplot of {}", member.parameter) loading="lazy" />
                 <p class="downloads">

@@ -136,6 +136,7 @@ pub async fn run_sets_bench(args: SetsBenchArgs) -> anyhow::Result<()> {
         question: args.question.clone(),
         shared: Some(shared),
         members,
+        revises: None,
     };
     let started = Instant::now();
     let confirmed = confirm_set(

@@ -144,6 +144,9 @@ pub struct DraftView {
     /// The revision this draft revises (`rev-…`), when it was started with "Revise".
     #[serde(default)]
     pub parent: Option<String>,
+    /// The questions a re-run on a newer data cut left open, and why.
+    #[serde(default)]
+    pub opened: Vec<String>,
 }
 
 impl DraftView {

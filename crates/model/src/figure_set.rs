@@ -94,6 +94,12 @@ pub struct SetDraftView {
     pub change_shared_href: String,
     /// Every parameter with numbers in the value variable, in code order.
     pub members: Vec<MemberDraft>,
+    /// The set this draft re-runs on a newer data cut, if any.
+    #[serde(default)]
+    pub revises: Option<String>,
+    /// The shared questions a re-run left open, and why.
+    #[serde(default)]
+    pub opened: Vec<String>,
 }
 
 impl SetDraftView {
@@ -140,6 +146,12 @@ pub struct SetMember {
     pub review: ReviewState,
     /// The latest signature's decision, in words (`Approved by …`, `Changes requested by …`).
     pub last_decision: Option<String>,
+    /// The revision it revises (in a set re-run on a newer data cut: the earlier cut's figure).
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// What changed per cell against the parent, once both are Verified, in words.
+    #[serde(default)]
+    pub changes: Option<String>,
 }
 
 /// How the figures of a set stand, counted.
@@ -187,6 +199,15 @@ pub struct SetView {
     /// Whether the viewer's next signature opens a signing session (user name and password)
     /// rather than continuing one (password only).
     pub signing_needs_user_name: bool,
+    /// The set this one re-runs on a newer data cut, if any.
+    #[serde(default)]
+    pub revises: Option<String>,
+    /// A later delivery of the set's dataset, when there is one.
+    #[serde(default)]
+    pub newer_cut: Option<super::data_cut::NewerCut>,
+    /// Whether the viewer may re-run the set on that newer cut (an author).
+    #[serde(default)]
+    pub can_rerun: bool,
 }
 
 impl SetSummary {

@@ -6,6 +6,7 @@
 pub mod account;
 pub mod classification;
 pub mod confirmation;
+pub mod data_cut;
 pub mod dataset;
 pub mod digest;
 pub mod draft;

@@ -274,6 +274,9 @@ pub struct RevisionDetail {
     pub answers: super::draft::DraftAnswers,
     /// Every attempt to sign it, good or bad, from the security log.
     pub signing_attempts: Vec<SigningAttempt>,
+    /// A later delivery of its dataset, when there is one ("Re-run on the new data").
+    #[serde(default)]
+    pub newer_cut: Option<super::data_cut::NewerCut>,
 }
 
 /// One attempt to sign a revision, as the security log recorded it.
@@ -368,6 +371,10 @@ pub struct HistoryQuery {
     /// An author's account name.
     #[serde(default)]
     pub author: Option<String>,
+    /// `revised_for_newer_cut` (revisions that re-run an earlier one on a newer data cut) or
+    /// `approved_on_older_cut` (Approved revisions whose dataset has a newer cut).
+    #[serde(default)]
+    pub cut: Option<String>,
     /// 1-based.
     #[serde(default)]
     pub page: Option<usize>,
@@ -445,6 +452,42 @@ pub struct CellDifference {
     pub mean: (Option<f64>, Option<f64>),
     /// Medians (first, second).
     pub median: (Option<f64>, Option<f64>),
+    /// First quartiles (first, second).
+    #[serde(default)]
+    pub q1: (Option<f64>, Option<f64>),
+    /// Third quartiles (first, second).
+    #[serde(default)]
+    pub q3: (Option<f64>, Option<f64>),
+    /// What happened to the cell.
+    #[serde(default)]
+    pub change: CellChange,
+}
+
+/// What happened to one cell between two revisions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CellChange {
+    /// N, mean, median and quartiles are the same.
+    #[default]
+    Same,
+    /// In both, with another N, mean, median or quartile.
+    Changed,
+    /// Only in the second.
+    New,
+    /// Only in the first.
+    Dropped,
+}
+
+impl CellChange {
+    /// In words, as the comparison's table says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Same => "same",
+            Self::Changed => "changed",
+            Self::New => "new cell",
+            Self::Dropped => "dropped cell",
+        }
+    }
 }
 
 /// One side of a comparison.
@@ -473,4 +516,27 @@ pub struct Comparison {
     pub answers: Vec<AnswerDifference>,
     /// Every cell of either, in the second's order then the first's.
     pub cells: Vec<CellDifference>,
+}
+
+impl Comparison {
+    /// The cells that are not the same (changed, new or dropped).
+    pub fn differing(&self) -> impl Iterator<Item = &CellDifference> {
+        self.cells.iter().filter(|c| c.change != CellChange::Same)
+    }
+
+    /// `k of n cells differ (c changed, a new, d dropped)`, or that none does.
+    pub fn describe_changes(&self) -> String {
+        let count = |kind: CellChange| self.cells.iter().filter(|c| c.change == kind).count();
+        let differing = self.differing().count();
+        if differing == 0 {
+            return format!("All {} cells are the same.", self.cells.len());
+        }
+        format!(
+            "{differing} of {} cells differ: {} changed, {} new, {} dropped.",
+            self.cells.len(),
+            count(CellChange::Changed),
+            count(CellChange::New),
+            count(CellChange::Dropped)
+        )
+    }
 }

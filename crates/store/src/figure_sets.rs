@@ -35,14 +35,16 @@ pub struct StoredSet {
     pub created_at: String,
     /// (parameter code, revision id), in position order.
     pub members: Vec<(String, RevisionId)>,
+    /// The set this one re-runs on a newer data cut.
+    pub revises: Option<FigureSetId>,
 }
 
 /// Stores `set` and its members (in `transaction`, after the members' revisions).
 pub fn insert_set(connection: &impl Sql, set: &StoredSet) -> Result<(), SqlError> {
     connection.execute(
         "INSERT INTO figure_sets (id, dataset_hash, question, shared_answers, created_by,
-                                  created_by_name, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                  created_by_name, created_at, revises)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         sql_params![
             set.id.to_string(),
             set.dataset_hash.clone(),
@@ -50,7 +52,8 @@ pub fn insert_set(connection: &impl Sql, set: &StoredSet) -> Result<(), SqlError
             set.shared_answers.clone(),
             set.created_by,
             set.created_by_name.clone(),
-            set.created_at.clone()
+            set.created_at.clone(),
+            set.revises.as_ref().map(|r| r.to_string())
         ],
     )?;
     for (position, (parameter, revision)) in set.members.iter().enumerate() {
@@ -71,7 +74,8 @@ pub fn insert_set(connection: &impl Sql, set: &StoredSet) -> Result<(), SqlError
 /// Set `id` with its members, if it exists.
 pub fn get_set(connection: &impl Sql, id: &FigureSetId) -> Result<Option<StoredSet>, SqlError> {
     let Some(row) = connection.query_opt(
-        "SELECT dataset_hash, question, shared_answers, created_by, created_by_name, created_at
+        "SELECT dataset_hash, question, shared_answers, created_by, created_by_name, created_at,
+                revises
          FROM figure_sets WHERE id = ?1",
         sql_params![id.to_string()],
     )?
@@ -103,6 +107,9 @@ pub fn get_set(connection: &impl Sql, id: &FigureSetId) -> Result<Option<StoredS
         created_by_name: row.get(4)?,
         created_at: row.get(5)?,
         members,
+        revises: row
+            .get::<Option<String>>(6)?
+            .and_then(|text| FigureSetId::parse(&text).ok()),
     }))
 }
 

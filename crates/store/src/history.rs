@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::{
+    data_cuts::{newer_cut_exists, REVISED_FOR_NEWER_CUT},
     domain::revision::{HistoryPage, HistoryQuery, HistoryRow, RevisionStatus},
     sql::{Dialect, Sql, SqlError},
     sql_params,
@@ -35,14 +36,31 @@ const FILTERED_POSTGRES: &str = "FROM revisions r
                 SELECT sp.spec_hash FROM specs sp WHERE sp.content_hash = CAST(?2 AS TEXT)))
        AND (CAST(?3 AS TEXT) IS NULL OR lower(r.author_name) = lower(CAST(?3 AS TEXT)))";
 
+/// The data-cut filters of the history: (value, condition on `r`).
+fn cut_condition(cut: &str) -> Option<String> {
+    match cut {
+        "revised_for_newer_cut" => Some(REVISED_FOR_NEWER_CUT.to_owned()),
+        "approved_on_older_cut" => Some(format!(
+            "r.status = 'approved' AND {}",
+            newer_cut_exists("r.spec_hash")
+        )),
+        _ => None,
+    }
+}
+
 /// The history page `query` asks for (a page past the end is the last page).
 pub fn history(connection: &impl Sql, query: &HistoryQuery) -> Result<HistoryPage, SqlError> {
     let status = filter_value(&query.status).filter(|s| RevisionStatus::parse(s).is_some());
     let (dataset, author) = (filter_value(&query.dataset), filter_value(&query.author));
+    let cut = filter_value(&query.cut).filter(|c| cut_condition(c).is_some());
     let filters = sql_params![status.clone(), dataset.clone(), author.clone()];
-    let filtered = match connection.dialect() {
+    let base = match connection.dialect() {
         Dialect::Sqlite => FILTERED_SQLITE,
         Dialect::Postgres => FILTERED_POSTGRES,
+    };
+    let filtered = match cut.as_deref().and_then(cut_condition) {
+        Some(condition) => format!("{base}\n       AND {condition}"),
+        None => base.to_owned(),
     };
     let total = connection
         .query_one(&format!("SELECT count(*) {filtered}"), filters)?
@@ -105,6 +123,7 @@ pub fn history(connection: &impl Sql, query: &HistoryQuery) -> Result<HistoryPag
             status,
             dataset,
             author,
+            cut,
             page: Some(page),
         },
         authors,

@@ -14,6 +14,7 @@ use adamviz_model as domain;
 pub mod accounts;
 pub mod audit;
 pub mod copies;
+pub mod data_cuts;
 pub mod datasets;
 pub mod db;
 pub mod figure_sets;

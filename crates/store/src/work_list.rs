@@ -4,6 +4,7 @@
 //! stays fast with tens of thousands of revisions.
 
 use crate::{
+    data_cuts::newer_cut_exists,
     domain::work_list::{WorkKind, WorkList, WorkSection, WORK_ROWS},
     history::rows_by_id,
     sql::{Dialect, Sql, SqlError, SqlValue},
@@ -76,16 +77,7 @@ fn condition(kind: WorkKind, dialect: Dialect) -> (String, bool) {
         ),
         WorkKind::RecentlyApproved => ("r.status = 'approved'".to_owned(), false),
         WorkKind::NewerDataCut => (
-            format!(
-                "{MINE} AND EXISTS (
-                     SELECT 1 FROM specs s
-                     JOIN datasets d ON d.content_hash = s.content_hash
-                     JOIN datasets n ON lower(coalesce(n.dataset_name, n.file_name))
-                                      = lower(coalesce(d.dataset_name, d.file_name))
-                                    AND n.content_hash <> d.content_hash
-                                    AND n.uploaded_at > d.uploaded_at
-                     WHERE s.spec_hash = r.spec_hash)"
-            ),
+            format!("{MINE} AND {}", newer_cut_exists("r.spec_hash")),
             true,
         ),
     }

@@ -31,6 +31,9 @@ pub struct DraftAddress {
     /// The revision being revised (`rev-…`), when the draft was started with "Revise".
     #[serde(default)]
     pub parent: Option<String>,
+    /// The questions a re-run on a newer data cut left open, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opened: Vec<String>,
 }
 
 impl DraftAddress {
@@ -173,6 +176,7 @@ pub async fn load_draft(content_hash: String, query: String) -> Result<DraftView
                 errors: answered.errors,
                 preview,
                 parent,
+                opened: address.opened,
             })
         })
         .await
@@ -291,6 +295,7 @@ pub async fn confirm_draft(
                         answers: Some(answers),
                         move_item: None,
                         parent,
+                        opened: Vec::new(),
                     };
                     leptos_axum::redirect(&back.href(&content_hash));
                 }

@@ -69,11 +69,56 @@ pub async fn get_revision(id: String) -> Result<RevisionDetail, AppError> {
                 answers: Some(detail.answers.clone()),
                 move_item: None,
                 parent: Some(detail.summary.id.clone()),
+                opened: Vec::new(),
             };
             detail.revise_href = Some(address.href(&detail.dataset_hash));
         }
         detail.review.first_signature_of_session = !signing_session_open(&session().await?).await?;
         Ok(detail)
+    })
+    .await
+}
+
+/// "Re-run on the new data" (authors): the draft page of the revision's question on the newest
+/// later cut of its dataset, with the revision's answers (a list that no longer fits the new data
+/// left open) and the revision as the parent; the page is opened (a redirect).
+#[server(prefix = "/api", endpoint = "revisions/rerun")]
+pub async fn rerun_on_newer_cut(revision_id: String) -> Result<String, AppError> {
+    use crate::{
+        api::{boundary::*, datasets::loaded_dataset, drafts::DraftAddress},
+        domain::account::Role,
+        service::{data_cuts, revisions},
+    };
+    boundary(async move {
+        let account = require(&[Role::Author]).await?;
+        let context = context()?;
+        let id = self::revision_id(&revision_id)?;
+        let detail = revisions::revision_detail(&sources(&context), &id, &account)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| AppError::NotFound(format!("revision {id}")))?;
+        let cut = detail.newer_cut.clone().ok_or_else(|| {
+            AppError::Conflict(format!(
+                "the dataset of {id} has no newer cut: upload the new delivery first"
+            ))
+        })?;
+        let (_, old) = loaded_dataset(&context, &detail.dataset_hash).await?;
+        let (_, new) = loaded_dataset(&context, &cut.content_hash).await?;
+        let (answers, opened) =
+            data_cuts::carried_answers(&detail.answers, &old.profile, &new.profile);
+        let address = DraftAddress {
+            question: detail.summary.question.clone(),
+            answers: Some(answers),
+            move_item: None,
+            parent: Some(id.to_string()),
+            opened: opened
+                .into_iter()
+                .map(|(q, why)| format!("{q}: {why}"))
+                .collect(),
+        };
+        let href = address.href(&cut.content_hash);
+        leptos_axum::redirect(&href);
+        Ok(href)
     })
     .await
 }

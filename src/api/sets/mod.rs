@@ -36,6 +36,12 @@ pub struct SetAddress {
     /// Per parameter code.
     #[serde(default)]
     pub members: MemberAnswerMap,
+    /// The set this draft re-runs on a newer data cut (`set-…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revises: Option<String>,
+    /// The shared questions the re-run left open, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opened: Vec<String>,
 }
 
 impl SetAddress {
@@ -101,6 +107,7 @@ pub async fn load_set_draft(content_hash: String, query: String) -> Result<SetDr
                 answers: Some(drafted.shared_answers.clone()),
                 move_item: None,
                 parent: None,
+                opened: Vec::new(),
             };
             Ok(SetDraftView {
                 change_shared_href: change.href(&summary.content_hash),
@@ -110,6 +117,8 @@ pub async fn load_set_draft(content_hash: String, query: String) -> Result<SetDr
                 shared: drafted.shared,
                 shared_errors: drafted.shared_errors,
                 members: drafted.members,
+                revises: address.revises,
+                opened: address.opened,
             })
         })
         .await
@@ -126,6 +135,7 @@ pub async fn confirm_set(
     question: String,
     shared: String,
     #[server(default)] members: MemberAnswerMap,
+    #[server(default)] revises: Option<String>,
 ) -> Result<SetConfirmOutcome, AppError> {
     use crate::{
         api::{boundary::*, datasets::loaded_dataset},
@@ -140,16 +150,21 @@ pub async fn confirm_set(
     boundary(async move {
         let account = require(&[Role::Author]).await?;
         let context = context()?;
+        let revises = revises.filter(|r| !r.trim().is_empty());
+        let revised_set = revises.as_deref().map(set_id).transpose()?;
         let address = SetAddress {
             question: question.clone(),
             answers: None,
             shared: Some(shared),
             members,
+            revises,
+            opened: Vec::new(),
         };
         let request = SetRequest {
             question,
             shared: address.shared_answers()?,
             members: address.members.clone(),
+            revises: revised_set,
         };
         let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
         let outcome = confirm_set(
@@ -214,6 +229,14 @@ pub async fn get_set(id: String) -> Result<SetView, AppError> {
             can_run_all: account.has(Role::Author) && any_to_run(&members),
             run_key: format!("{:032x}", rand::random::<u128>()),
             signing_needs_user_name: !signing_session_open(&session().await?).await?,
+            revises: set.revises.as_ref().map(|r| r.to_string()),
+            can_rerun: account.has(Role::Author),
+            newer_cut: crate::service::data_cuts::newer_cut_of(
+                &context.database,
+                &set.dataset_hash,
+            )
+            .await
+            .map_err(internal)?,
             members,
         })
     })
@@ -255,6 +278,69 @@ pub async fn run_set(set_id: String, idempotency_key: String) -> Result<usize, A
             leptos_axum::redirect(&format!("/sets/{set_id}"));
         }
         Ok(queued)
+    })
+    .await
+}
+
+/// "Re-run on the new data" for a set (authors): the set's draft page on the newest later cut of
+/// its dataset, with the set's shared answers (a list that no longer fits left open) and each
+/// figure's own; confirming it makes a set whose figures revise this set's. Opens the page.
+#[server(prefix = "/api", endpoint = "sets/rerun")]
+pub async fn rerun_set_on_newer_cut(set_id: String) -> Result<String, AppError> {
+    use crate::{
+        api::{boundary::*, datasets::loaded_dataset},
+        domain::{account::Role, figure_set::MemberAnswers},
+        service::{
+            data_cuts::{carried_answers, newer_cut_of},
+            figure_sets::{member_answers_of, stored_set},
+        },
+    };
+    boundary(async move {
+        require(&[Role::Author]).await?;
+        let context = context()?;
+        let id = self::set_id(&set_id)?;
+        let set = stored_set(&context.database, &id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| AppError::NotFound(format!("figure set {set_id}")))?;
+        let cut = newer_cut_of(&context.database, &set.dataset_hash)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| {
+                AppError::Conflict(format!(
+                    "the dataset of {set_id} has no newer cut: upload the new delivery first"
+                ))
+            })?;
+        let shared: DraftAnswers = serde_json::from_str(&set.shared_answers).map_err(internal)?;
+        let (_, old) = loaded_dataset(&context, &set.dataset_hash).await?;
+        let (_, new) = loaded_dataset(&context, &cut.content_hash).await?;
+        let (carried, opened) = carried_answers(&shared, &old.profile, &new.profile);
+        let mut members = member_answers_of(&context.database, &set)
+            .await
+            .map_err(internal)?;
+        // Only the earlier set's parameters are ticked; the others are listed, unticked.
+        for parameter in &new.profile.parameters {
+            members
+                .entry(parameter.code.clone())
+                .or_insert_with(|| MemberAnswers {
+                    listed: Some("1".to_owned()),
+                    ..MemberAnswers::default()
+                });
+        }
+        let address = SetAddress {
+            question: set.question.clone(),
+            answers: None,
+            shared: Some(serde_json::to_string(&carried).map_err(internal)?),
+            members,
+            revises: Some(set_id.clone()),
+            opened: opened
+                .into_iter()
+                .map(|(q, why)| format!("{q}: {why}"))
+                .collect(),
+        };
+        let href = address.href(&cut.content_hash);
+        leptos_axum::redirect(&href);
+        Ok(href)
     })
     .await
 }

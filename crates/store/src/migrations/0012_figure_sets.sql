@@ -9,7 +9,9 @@ CREATE TABLE figure_sets (
     shared_answers  TEXT NOT NULL,
     created_by      INTEGER REFERENCES accounts (id),
     created_by_name TEXT NOT NULL,
-    created_at      TEXT NOT NULL
+    created_at      TEXT NOT NULL,
+    -- The set this one re-runs on a newer data cut.
+    revises         TEXT REFERENCES figure_sets (id)
 );
 
 CREATE TABLE figure_set_members (

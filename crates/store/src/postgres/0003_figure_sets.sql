@@ -6,7 +6,8 @@ CREATE TABLE figure_sets (
     shared_answers  TEXT NOT NULL,
     created_by      BIGINT REFERENCES accounts (id),
     created_by_name TEXT NOT NULL,
-    created_at      TEXT NOT NULL
+    created_at      TEXT NOT NULL,
+    revises         TEXT REFERENCES figure_sets (id)
 );
 
 CREATE TABLE figure_set_members (
