@@ -37,6 +37,7 @@ build:
 	$(call phase,build: the server and wasm bundle (cargo leptos) then adamviz-verify)
 	cargo leptos build
 	cargo build -p adamviz-evidence --bin adamviz-verify
+	cargo build --example new_data_cut --no-default-features --features ssr
 
 # The same, optimized: the server in target/release, the wasm through wasm-opt.
 release:

@@ -454,3 +454,27 @@ async fn the_set_bundle_holds_each_figure_and_is_checked_offline(
         Verdict::ConsistentOriginNotProven
     );
 }
+
+#[test]
+fn a_question_that_names_no_parameter_drafts_a_set_from_the_proposals() {
+    // From the dataset page: "every parameter …" with no answers yet; the parameter question
+    // belongs to each figure, so nothing shared is open.
+    let pilot = pilot();
+    let drafted = draft_set(
+        SET_QUESTION,
+        &pilot.profile,
+        &pilot.table,
+        pilot.digest,
+        None,
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    assert!(
+        drafted.shared_errors.is_empty(),
+        "{:?}",
+        drafted.shared_errors
+    );
+    assert_eq!(drafted.members.len(), 36);
+    assert_eq!(drafted.confirmed.len(), 18);
+    assert_eq!(drafted.shared_answers.parameter, None);
+}

@@ -178,9 +178,12 @@ test("the history shows it Approved; a revision with one visit fewer is run and 
   const cells = page.getByRole("table", { name: /First, second and the difference/ });
   // The dropped visit's cells exist only in the first revision; the others differ by zero.
   const droppedRow = cells.getByRole("row").filter({ hasText: dropped }).first();
-  await expect(droppedRow.getByRole("cell").nth(3)).toHaveText("–");
+  // The first column says what happened to the cell; then treatment, visit, n first, n second …
+  await expect(droppedRow.getByRole("cell").nth(0)).toHaveText("dropped cell");
+  await expect(droppedRow.getByRole("cell").nth(4)).toHaveText("–");
   const baseline = cells.getByRole("row").filter({ hasText: "Baseline" }).first();
-  await expect(baseline.getByRole("cell").nth(6)).toHaveText("+0.0000");
+  await expect(baseline.getByRole("cell").nth(0)).toHaveText("same");
+  await expect(baseline.getByRole("cell").nth(7)).toHaveText("+0.0000");
   const images = page.getByRole("img", { name: /the verified plot of rev-/ });
   await expect(images).toHaveCount(2);
   for (const image of await images.all()) {

@@ -166,3 +166,84 @@ test("a reviewer signs all but one in one signing session and sends one back", a
   expect(run.stdout.match(/ PASS$/gm)?.length).toBe(18);
   expect(run.stdout).toContain("PASS: the set manifest and every figure's bundle are signed by the trusted key");
 });
+
+test("a new data cut: Re-run on the new data makes the children, and the compare shows exactly the changed cells", async ({ page }) => {
+  // The next delivery of the pilot: some subjects given Week 26 records, one ALT value changed.
+  const dir = mkdtempSync(join(tmpdir(), "adamviz-cut-"));
+  const cutFile = join(dir, "adlbc-2026-12.xpt");
+  const generator = process.env.ADAMVIZ_CUT_BIN ?? join(__dirname, "..", "..", "target", "debug", "examples", "new_data_cut");
+  const made = spawnSync(generator, [join(__dirname, "..", "..", "..", "shared", "data", "adlbc.xpt"), cutFile, "3"], { encoding: "utf8" });
+  expect(made.status, made.stderr).toBe(0);
+  const cut = JSON.parse(made.stdout) as {
+    added_subjects: [string, string][];
+    changed: [string, string, string, string, number, number];
+  };
+  const expected = new Set([
+    ...cut.added_subjects.map(([, arm]) => `${arm} | Week 26`),
+    `${cut.changed[1]} | Week 12`,
+  ]);
+
+  await logIn(page, AUTHOR);
+  await page.goto("/datasets");
+  await hydrated(page);
+  await page.getByLabel(/De-identified/).check();
+  await page.getByLabel("Dataset file (CSV, SAS XPORT or Dataset-JSON)").setInputFiles(cutFile);
+  await page.getByRole("button", { name: "Upload" }).click();
+  await expect(page).toHaveURL(/\/datasets\/[0-9a-f]{64}$/, { timeout: 30_000 });
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("adlbc-2026-12.xpt");
+
+  // The set made on the earlier cut offers the re-run.
+  await page.goto(setUrl);
+  await hydrated(page);
+  const newer = page.getByRole("note", { name: "A newer data cut" });
+  await expect(newer).toContainText("adlbc-2026-12.xpt");
+  await newer.getByRole("button", { name: "Re-run on the new data" }).click();
+  await expect(page).toHaveURL(/\/datasets\/[0-9a-f]{64}\/set\?/);
+  await hydrated(page);
+  await expect(page.getByText(/^Re-running figure set/)).toBeVisible();
+  await expect(page.getByRole("status").filter({ hasText: "parameters ticked" })).toHaveText(
+    "18 parameters ticked; 18 ready to confirm.",
+  );
+  await page.getByRole("button", { name: "Confirm the set: create 18 revisions" }).click();
+  await expect(page).toHaveURL(/\/sets\/set-[0-9a-f]{32}$/);
+  expect(page.url()).not.toBe(setUrl);
+  await hydrated(page);
+  await expect(page.getByText(/^Re-runs figure set/)).toBeVisible();
+  await page.getByRole("button", { name: "Run all" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "figures:" })).toHaveText(
+    "18 figures: 18 verified, waiting for a signature",
+    { timeout: 300_000 },
+  );
+  // Each child beside its parent, with what changed.
+  await expect(figure(page, "ALT")).toContainText(`${expected.size} of`);
+  await shoot(page, "set-new-cut");
+  await figure(page, "ALT").getByRole("link", { name: "Compare ALT with the earlier cut" }).click();
+  await expect(page).toHaveURL(/\/revisions\/compare\?a=rev-[0-9a-f]{32}&b=rev-[0-9a-f]{32}$/);
+  await hydrated(page);
+  const rows = page.getByRole("region", { name: "Statistics per cell" }).getByRole("row");
+  const differing = new Set<string>();
+  for (const row of await rows.all()) {
+    const cells = await row.getByRole("cell").allInnerTexts();
+    if (cells.length > 0 && cells[0] !== "same") differing.add(`${cells[1]} | ${cells[2]}`);
+  }
+  expect([...differing].sort()).toEqual([...expected].sort());
+  await expect(page.getByRole("status").filter({ hasText: "cells differ" })).toContainText(
+    `${expected.size} of`,
+  );
+  await shoot(page, "compare-new-cut");
+
+  // The history's data-cut filters.
+  await page.goto("/revisions?cut=revised_for_newer_cut");
+  await hydrated(page);
+  await expect(page.getByRole("status").filter({ hasText: "revisions;" })).toHaveText("18 revisions; page 1 of 1");
+  await page.goto("/revisions?cut=approved_on_older_cut");
+  await hydrated(page);
+  await expect(page.getByLabel("Data cut")).toHaveValue("approved_on_older_cut");
+  // The set's 17 approved figures and the ALT revision the review approved.
+  await expect(page.getByRole("status").filter({ hasText: "revisions;" })).toHaveText("18 revisions; page 1 of 1");
+
+  // The home page: the author's revisions on the earlier cut are listed as having a newer one.
+  await page.goto("/");
+  await hydrated(page);
+  await expect(page.getByRole("region", { name: /^Made on data that has a newer cut \(\d+\)$/ })).toBeVisible();
+});

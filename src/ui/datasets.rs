@@ -383,6 +383,7 @@ fn DatasetView(detail: DatasetDetail) -> impl IntoView {
                     <p class="why" id="question-help">"In words, e.g. \"ALT over time by arm\": the draft shows what each word matched, and every choice is yours to confirm."</p>
                     <input id="question" name="question" type="text" required aria-describedby="question-help" />
                     <button type="submit">"Draft the plot"</button>
+                    <button type="submit" formaction=format!("/datasets/{}/set", summary.content_hash)>"Draft a figure set (one figure per parameter)"</button>
                 </form>
             </section>
             <WarningList warnings />
