@@ -478,3 +478,80 @@ fn a_question_that_names_no_parameter_drafts_a_set_from_the_proposals() {
     assert_eq!(drafted.confirmed.len(), 18);
     assert_eq!(drafted.shared_answers.parameter, None);
 }
+
+/// A laboratory dataset with chemistry and hematology parameters (PARCAT1), as CSV.
+fn mixed_lab_csv() -> Vec<u8> {
+    let mut lines =
+        vec!["USUBJID,SAFFL,TRTA,TRTAN,PARAMCD,PARAM,PARCAT1,AVISIT,AVISITN,AVAL,AVALU".to_owned()];
+    let parameters = [
+        (
+            "ALT",
+            "Alanine Aminotransferase (U/L)",
+            "CHEMISTRY",
+            "U/L",
+            30.0,
+        ),
+        (
+            "AST",
+            "Aspartate Aminotransferase (U/L)",
+            "CHEMISTRY",
+            "U/L",
+            28.0,
+        ),
+        ("HGB", "Hemoglobin (g/dL)", "HEMATOLOGY", "g/dL", 13.5),
+        ("WBC", "Leukocytes (10^9/L)", "HEMATOLOGY", "10^9/L", 6.5),
+    ];
+    let arms = ["Placebo", "Low Dose", "High Dose"];
+    for (arm_index, arm) in arms.iter().enumerate() {
+        for subject in 0..8 {
+            for (code, label, category, unit, centre) in parameters {
+                for (visit_index, visit) in ["Baseline", "Week 2", "Week 4"].iter().enumerate() {
+                    let value = centre + (subject * 3 + visit_index * 2 + arm_index) as f64 / 10.0;
+                    lines.push(format!(
+                        "S{arm_index}{subject:02},Y,{arm},{arm_index},{code},\"{label}\",{category},{visit},{},{value},{unit}",
+                        visit_index * 2
+                    ));
+                }
+            }
+        }
+    }
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+#[test]
+fn a_question_naming_a_category_ticks_that_category_only() {
+    use adamviz::{
+        domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
+        ingest::{profile::profile_table, read_dataset},
+    };
+    let bytes = mixed_lab_csv();
+    let table = read_dataset(&bytes).unwrap();
+    let digest = Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&bytes).into());
+    let profile = profile_table(&table, digest, DEFAULT_LOW_N_THRESHOLD);
+    let ticked = |question: &str| -> Vec<String> {
+        let drafted =
+            draft_set(question, &profile, &table, digest, None, &BTreeMap::new()).unwrap();
+        assert!(
+            drafted.shared_errors.is_empty(),
+            "{question}: {:?}",
+            drafted.shared_errors
+        );
+        let chemistry = drafted.members.iter().find(|m| m.code == "ALT").unwrap();
+        assert_eq!(chemistry.category.as_deref(), Some("CHEMISTRY"));
+        drafted
+            .members
+            .iter()
+            .filter(|m| m.included)
+            .map(|m| m.code.clone())
+            .collect()
+    };
+    assert_eq!(
+        ticked("all chemistry parameters by visit and arm"),
+        ["ALT", "AST"]
+    );
+    assert_eq!(ticked("Hematology parameters over time"), ["HGB", "WBC"]);
+    assert_eq!(
+        ticked("every parameter by visit and arm"),
+        ["ALT", "AST", "HGB", "WBC"]
+    );
+}

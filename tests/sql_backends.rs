@@ -145,8 +145,8 @@ fn the_postgresql_schema_is_applied_once_and_a_changed_one_is_refused() {
     let applied = connection
         .query_one("SELECT count(*) FROM schema_migrations", &[])
         .unwrap();
-    // Each migration once: the schema, and Dataset-JSON as a dataset format.
-    assert_eq!(applied.get::<i64>(0).unwrap(), 2);
+    // Each migration once: the schema, Dataset-JSON as a dataset format, figure sets.
+    assert_eq!(applied.get::<i64>(0).unwrap(), 3);
     let recorded: String = connection
         .query_one(
             "SELECT sha256 FROM schema_migrations WHERE version = 1",

@@ -78,17 +78,25 @@ pub fn draft_set(
         .collect();
     let mut drafts = Vec::new();
     let mut confirmed = Vec::new();
+    let categories = parameter_categories(table, profile);
+    let asked_for = category_in_question(question, &categories);
     for parameter in profile
         .parameters
         .iter()
         .filter(|p| p.has_values_in(&base.spec.value_column))
     {
         let answers = members.get(&parameter.code);
-        let included = MemberAnswers::included(answers, !parameter.derived_looking);
+        let own_categories = categories.get(&parameter.code);
+        // Ticked unless derived-looking or outside the category the question names.
+        let in_category = asked_for
+            .as_ref()
+            .is_none_or(|asked| own_categories.is_some_and(|c| c.contains(asked)));
+        let included = MemberAnswers::included(answers, !parameter.derived_looking && in_category);
         let label = parameter.labels.first().cloned().unwrap_or_default();
         let mut member = MemberDraft {
             code: parameter.code.clone(),
             label,
+            category: own_categories.map(|c| c.iter().cloned().collect::<Vec<_>>().join(", ")),
             derived_looking: parameter.derived_looking,
             included,
             unit: String::new(),
@@ -116,6 +124,62 @@ pub fn draft_set(
         members: drafts,
         confirmed,
     })
+}
+
+/// The columns that name a parameter's category, most telling first.
+const CATEGORY_COLUMNS: [&str; 3] = ["PARCAT1", "PARCAT2", "PARCAT3"];
+
+/// Each parameter code's categories (the first of PARCAT1, PARCAT2, PARCAT3 the table has).
+pub fn parameter_categories(
+    table: &Table,
+    profile: &DatasetProfile,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    use crate::ingest::table::ColumnData;
+    let mut categories: std::collections::BTreeMap<_, std::collections::BTreeSet<String>> =
+        Default::default();
+    let text = |name: &str| match table.column(name).map(|c| &c.data) {
+        Some(ColumnData::Character(values)) => Some(values),
+        _ => None,
+    };
+    let codes = profile.roles.parameter_code.first().and_then(|c| text(c));
+    let category = CATEGORY_COLUMNS.iter().find_map(|name| text(name));
+    let (Some(codes), Some(category)) = (codes, category) else {
+        return categories;
+    };
+    for row in 0..table.row_count {
+        if let (Some(code), Some(value)) = (codes.get(row), category.get(row)) {
+            let value = value.trim();
+            if !value.is_empty() {
+                categories
+                    .entry(code.trim().to_owned())
+                    .or_default()
+                    .insert(value.to_owned());
+            }
+        }
+    }
+    categories
+}
+
+/// The category the question names ("all chemistry parameters"): one whose every word is a
+/// word of the question, case aside.
+pub fn category_in_question(
+    question: &str,
+    categories: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Option<String> {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let asked = words(question);
+    let all: std::collections::BTreeSet<&String> = categories.values().flatten().collect();
+    all.into_iter()
+        .find(|category| {
+            let own = words(category);
+            !own.is_empty() && own.iter().all(|w| asked.contains(w))
+        })
+        .cloned()
 }
 
 /// `answers` without the per-parameter ones.

@@ -185,7 +185,10 @@ fn MemberFields(member: MemberDraft) -> impl IntoView {
     };
     view! {
         <fieldset class="set-member">
-            <legend>{format!("{} — {}", member.code, member.label)}<span class="note">{format!(" ({state})")}</span></legend>
+            <legend>
+                {format!("{} — {}", member.code, member.label)}
+                <span class="note">{format!(" ({}{state})", member.category.clone().map(|c| format!("{c}; ")).unwrap_or_default())}</span>
+            </legend>
             <input type="hidden" name=name("listed") value="1" />
             <label>
                 <input type="checkbox" name=name("include") value="1" checked=member.included />

@@ -61,6 +61,9 @@ pub struct MemberDraft {
     pub code: String,
     /// Its label.
     pub label: String,
+    /// Its category (PARCAT1), when the data says.
+    #[serde(default)]
+    pub category: Option<String>,
     /// Whether its code looks derived (not ticked unless the question asks for every one).
     pub derived_looking: bool,
     /// Whether it is in the set.
