@@ -366,7 +366,10 @@ fn SetFigure(
             <h2>{heading.clone()}</h2>
             <p>
                 <StatusBadge status=member.summary.status />
-                {format!(" {} · version {} · ", member.run.describe(), member.summary.version)}
+                {match member.summary.status {
+                    RevisionStatus::Draft => format!(" {} · version {} · ", member.run.describe(), member.summary.version),
+                    _ => format!(" version {} · ", member.summary.version),
+                }}
                 <a href=format!("/revisions/{id}")>{format!("Open revision {id}")}</a>
             </p>
             {member.last_decision.clone().map(|d| view! { <p class="note">{d}</p> })}
