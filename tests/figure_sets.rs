@@ -215,26 +215,27 @@ async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
     };
     assert!(errors[0].1.message.contains("at least one parameter"));
 
-    // Three figures: three revisions, linked as a set in parameter order.
+    // Four figures (one of them a derived ×ULN parameter, whose means near zero carry the
+    // rounding of values of magnitude 3): four revisions, linked as a set in parameter order.
     let SetConfirmed::Created(set) = confirm_set(
         &server.run.execution,
         &dataset,
         loaded(),
-        request(only(&["ALT", "AST", "BILI"])),
+        request(only(&["ALT", "AST", "BILI", "_ALP"])),
         &author,
         "2026-12-07T10:00:00Z".to_owned(),
     )
     .await
     .unwrap() else {
-        panic!("three ready parameters confirm");
+        panic!("four ready parameters confirm");
     };
-    assert_eq!(count(&server), 3);
+    assert_eq!(count(&server), 4);
     let stored = stored_set(&server.database, &set.id)
         .await
         .unwrap()
         .unwrap();
     let codes: Vec<&str> = stored.members.iter().map(|(c, _)| c.as_str()).collect();
-    assert_eq!(codes, ["ALT", "AST", "BILI"]);
+    assert_eq!(codes, ["ALT", "AST", "BILI", "_ALP"]);
     {
         // Written once: the tables refuse a change.
         let connection = server.database.connection().unwrap();
@@ -247,12 +248,12 @@ async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
         assert_eq!(get_set(&connection, &set.id).unwrap().unwrap(), stored);
     }
 
-    // Run all queues each Draft figure once; all three become Verified.
+    // Run all queues each Draft figure once; all four become Verified.
     assert_eq!(
         run_all(&server.run, &stored, "run-all-key", &author)
             .await
             .unwrap(),
-        3
+        4
     );
     for (_, id) in &stored.members {
         assert_eq!(server.settled(id).await, RunStatus::Verified);
@@ -311,13 +312,16 @@ async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
         datasets: Arc::new(DatasetCache::new(2)),
     };
     let members = set_members(&sources, &stored, &rex).await.unwrap();
-    assert_eq!(members.len(), 3);
+    assert_eq!(members.len(), 4);
     let summary = SetSummary::of(&members);
     assert_eq!(
         (summary.approved, summary.sent_back, summary.verified),
-        (2, 1, 0)
+        (2, 1, 1)
     );
-    assert_eq!(summary.describe(), "3 figures: 2 approved, 1 sent back");
+    assert_eq!(
+        summary.describe(),
+        "4 figures: 2 approved, 1 verified, waiting for a signature, 1 sent back"
+    );
     assert!(members[2]
         .last_decision
         .as_deref()
@@ -352,14 +356,18 @@ async fn the_set_bundle_holds_each_figure_and_is_checked_offline(
     };
     let report = validate_set(&bytes, &trusted);
     assert_eq!(report.verdict, Verdict::Pass, "{}", report.text());
-    assert_eq!(report.figures.len(), 3);
+    assert_eq!(report.figures.len(), 4);
     assert_eq!(report.set_id.as_deref(), Some(set.id.as_str()));
     let statuses: Vec<_> = report
         .figures
         .iter()
         .map(|f| f.report.signatures.len())
         .collect();
-    assert_eq!(statuses, [1, 1, 1], "each figure carries its own signature");
+    assert_eq!(
+        statuses,
+        [1, 1, 1, 0],
+        "each figure carries its own signature"
+    );
     let untrusted = validate_set(&bytes, &Options::default());
     assert_eq!(untrusted.verdict, Verdict::ConsistentOriginNotProven);
 
@@ -369,7 +377,7 @@ async fn the_set_bundle_holds_each_figure_and_is_checked_offline(
         .map(|(name, _)| name.clone())
         .filter(|name| name.starts_with("figures/"))
         .collect();
-    assert_eq!(figure_paths.len(), 3);
+    assert_eq!(figure_paths.len(), 4);
     assert!(figure_paths[0].contains("-ALT-rev-"), "{figure_paths:?}");
 
     // One byte of a figure's bundle changed: its hash no longer matches the set manifest.

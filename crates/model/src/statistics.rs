@@ -109,9 +109,20 @@ pub fn cell_statistics(
 
 /// Whether `a` and `b` agree to a relative tolerance (both missing also agree).
 pub fn agree(a: Option<f64>, b: Option<f64>, relative_tolerance: f64) -> bool {
+    agree_at_scale(a, b, relative_tolerance, 0.0)
+}
+
+/// Whether `a` and `b` agree to a tolerance relative to the larger of them and `scale` (the
+/// largest magnitude among the values they were computed from). A mean of values that nearly
+/// cancel is near zero, but its rounding error is as large as the values summed: two correct
+/// sums in another order give e.g. -8.1e-18 and -4.5e-18 for values of magnitude 3, which agree
+/// at that scale and would not relative to themselves.
+pub fn agree_at_scale(a: Option<f64>, b: Option<f64>, relative_tolerance: f64, scale: f64) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => a == b || (a - b).abs() <= relative_tolerance * a.abs().max(b.abs()),
+        (Some(a), Some(b)) => {
+            a == b || (a - b).abs() <= relative_tolerance * a.abs().max(b.abs()).max(scale.abs())
+        }
         _ => false,
     }
 }
@@ -166,5 +177,14 @@ mod tests {
         assert!(!agree(Some(1.0), Some(1.0 + 1e-8), 1e-9));
         assert!(!agree(Some(1.0), None, 1e-9));
         assert!(agree(None, None, 1e-9));
+        // A mean near zero of values of magnitude 3: the rounding of two summation orders.
+        let (ours, theirs) = (
+            Some(-8.058_070_340_021_298e-18),
+            Some(-4.479_328_814_228_418_5e-18),
+        );
+        assert!(!agree(ours, theirs, 1e-9));
+        assert!(agree_at_scale(ours, theirs, 1e-9, 3.0));
+        assert!(!agree_at_scale(Some(0.0), Some(1e-6), 1e-9, 3.0));
+        assert!(!agree_at_scale(Some(1.0), Some(1.0 + 1e-8), 1e-9, 1.0));
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::{
     domain::{
         spec::PlotSpec,
-        statistics::{agree, cell_statistics, CellStatistics},
+        statistics::{agree_at_scale, cell_statistics, CellStatistics},
     },
     ingest::snapshot::{Snapshot, SnapshotValue},
 };
@@ -210,7 +210,14 @@ pub fn compare_with_r(ours: &[CellStatistics], r_cells: &serde_json::Value) -> V
             let shape_ok = r
                 .get(field)
                 .is_some_and(|v| v.is_null() || reported_number(v).is_some());
-            if !shape_ok || !agree(expected, reported, RELATIVE_TOLERANCE) {
+            // Relative to the cell's largest magnitude too: a mean near zero of large values
+            // carries their rounding (see `agree_at_scale`).
+            let scale = mine
+                .min
+                .unwrap_or(0.0)
+                .abs()
+                .max(mine.max.unwrap_or(0.0).abs());
+            if !shape_ok || !agree_at_scale(expected, reported, RELATIVE_TOLERANCE, scale) {
                 differences.push(format!(
                     "{at}: {field} {expected:?} vs R's {:?}",
                     r.get(field)
