@@ -2,13 +2,15 @@
 //! ADLBC and a later delivery of it (some subjects given Week 26 records, one ALT value
 //! corrected). The later cut is found; a Verified and approved ALT revision is re-run on it with
 //! the same answers; the comparison names exactly the cells the new data changed; the history's
-//! two data-cut filters list the child and the parent.
+//! two data-cut filters list the child and the parent. On SQLite and on a real PostgreSQL.
 #![cfg(feature = "ssr")]
 
 #[path = "support/data_cut.rs"]
 mod data_cut;
 #[path = "support/flow_server.rs"]
 mod flow_server;
+#[path = "support/postgres.rs"]
+mod postgres;
 
 use std::{collections::BTreeSet, sync::Arc};
 
@@ -40,8 +42,22 @@ use flow_server::*;
 const PASSWORD: &str = "correct horse battery";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_revision_re_run_on_a_newer_cut_changes_exactly_the_cells_the_new_data_changed() {
-    let mut server = server(2);
+async fn on_sqlite_a_re_run_on_a_newer_cut_changes_exactly_the_cells_the_new_data_changed() {
+    re_run_on_a_newer_cut(server(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgresql_a_re_run_on_a_newer_cut_changes_exactly_the_cells_the_new_data_changed() {
+    let cluster = postgres::Postgres::start();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let database = adamviz::store::db::Database::open_postgres(&cluster.url()).unwrap();
+    let objects = adamviz::store::objects::ObjectStore::open(&data).unwrap();
+    re_run_on_a_newer_cut(server_on(dir, database, objects, 2, None)).await;
+}
+
+async fn re_run_on_a_newer_cut(mut server: Server) {
     let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
     let rex = server.account_with("rex", PASSWORD, &[Role::Reviewer]);
     server.actor = Actor::web(&ann);

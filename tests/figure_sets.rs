@@ -1,13 +1,16 @@
 //! Figure sets against a real installation (SQLite, objects, the sandboxed R runner): every
 //! chemistry parameter of the pilot drafted with one set of shared answers, what is open per
 //! parameter, a refusal that writes nothing, a set confirmed and run to Verified with Run all,
-//! and its figures signed in one signing session (the first signature with the user name).
+//! and its figures signed in one signing session (the first signature with the user name), on
+//! SQLite and on a real PostgreSQL.
 #![cfg(feature = "ssr")]
 
 #[path = "support/bundle_edit.rs"]
 mod bundle_edit;
 #[path = "support/flow_server.rs"]
 mod flow_server;
+#[path = "support/postgres.rs"]
+mod postgres;
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -166,8 +169,22 @@ fn a_parameter_with_a_wrong_unit_is_open_and_the_others_stay_ready() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_set_is_confirmed_run_and_signed_in_one_signing_session() {
-    let server = server(2);
+async fn on_sqlite_a_set_is_confirmed_run_and_signed_in_one_signing_session() {
+    a_set_is_confirmed_run_and_signed(server(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgresql_a_set_is_confirmed_run_and_signed_in_one_signing_session() {
+    let cluster = postgres::Postgres::start();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let database = adamviz::store::db::Database::open_postgres(&cluster.url()).unwrap();
+    let objects = adamviz::store::objects::ObjectStore::open(&data).unwrap();
+    a_set_is_confirmed_run_and_signed(server_on(dir, database, objects, 2, None)).await;
+}
+
+async fn a_set_is_confirmed_run_and_signed(server: Server) {
     let dataset = summary(&server);
     let ann = server.account_with("ann", PASSWORD, &[Role::Author]);
     let author = adamviz::evidence::actor::Actor::web(&ann);
