@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AUTHOR, QA, hydrated, logIn, shoot } from "./people";
+import { AUTHOR, QA, hydrated, logIn, shoot, tabTo } from "./people";
 
 test.describe.configure({ mode: "serial" });
 
@@ -66,6 +66,7 @@ test("an author drafts every chemistry parameter as a set, confirms it and runs 
   );
   await hydrated(page);
   await shoot(page, "set-draft");
+  await shoot(page, "set-draft-800", 800);
 
   await page.getByRole("button", { name: "Confirm the set: create 18 revisions" }).click();
   await expect(page).toHaveURL(/\/sets\/set-[0-9a-f]{32}$/);
@@ -110,8 +111,18 @@ test("a reviewer signs all but one in one signing session and sends one back", a
     if (index === 0) {
       // The first signature of the session: user name and password.
       await expect(userName).toBeVisible();
-      await form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Approved").check();
-      await userName.fill(QA.name);
+      // With the keyboard alone: into the meanings (Reviewed first), an arrow to Approved, the
+      // user name, the password, Enter.
+      await tabTo(page, form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Reviewed"));
+      await page.keyboard.press("ArrowDown");
+      await expect(form.getByRole("group", { name: /^Meaning of your signature/ }).getByLabel("Approved")).toBeChecked();
+      await tabTo(page, userName);
+      await page.keyboard.type(QA.name);
+      await tabTo(page, form.getByLabel("Password (re-enter it to sign)"));
+      await page.keyboard.type(QA.password);
+      await page.keyboard.press("Enter");
+      await expect(card.getByText(/^Approved by quinn/)).toBeVisible();
+      continue;
     } else {
       // Every one after it: the password alone.
       await expect(userName).toHaveCount(0);
@@ -128,6 +139,7 @@ test("a reviewer signs all but one in one signing session and sends one back", a
   }
   await expect(page.getByRole("status").filter({ hasText: "figures:" })).toHaveText("18 figures: 17 approved, 1 sent back");
   await shoot(page, "set-signed");
+  await shoot(page, "set-signed-800", 800);
   const urate = (await figure(page, "URATE").getByRole("link", { name: /^Open revision/ }).getAttribute("href"))!;
 
   // Each signature is its own approval of its own figure, in that figure's evidence.

@@ -95,6 +95,22 @@ pub async fn revision_file(
     (StatusCode::OK, headers, bytes).into_response()
 }
 
+/// An evidence bundle as a download: `evidence-ID.zip`, a zip, never cached (a revision's or a
+/// figure set's).
+pub fn evidence_download(bytes: Vec<u8>, id: &str) -> Response {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/zip"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"evidence-{id}.zip\""))
+    {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    (StatusCode::OK, headers, bytes).into_response()
+}
+
 /// `GET /api/revisions/{id}/evidence` (logged in): the revision's evidence bundle, a zip signed
 /// with the installation's key (409 before the revision is Verified).
 pub async fn revision_evidence(
@@ -117,20 +133,7 @@ pub async fn revision_evidence(
     )
     .await;
     match exported {
-        Ok(bytes) => {
-            let mut headers = HeaderMap::new();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/zip"),
-            );
-            if let Ok(value) =
-                HeaderValue::from_str(&format!("attachment; filename=\"evidence-{id}.zip\""))
-            {
-                headers.insert(header::CONTENT_DISPOSITION, value);
-            }
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            (StatusCode::OK, headers, bytes).into_response()
-        }
+        Ok(bytes) => evidence_download(bytes, &id),
         Err(ExportError::NoRevision(_)) => {
             (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response()
         }

@@ -4,13 +4,16 @@
 
 use axum::{
     extract::{Path, State},
-    http::{header, HeaderMap, HeaderValue, StatusCode},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use tower_sessions::Session;
 
 use crate::{
-    api::boundary::{signed_in, ApiContext},
+    api::{
+        boundary::{signed_in, ApiContext},
+        revisions::files::evidence_download,
+    },
     domain::ids::FigureSetId,
     service::{bundle::ExportError, figure_sets::stored_set, set_bundle::export_set_for_download},
 };
@@ -54,20 +57,7 @@ pub async fn set_evidence(
     )
     .await
     {
-        Ok(bytes) => {
-            let mut headers = HeaderMap::new();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/zip"),
-            );
-            if let Ok(value) =
-                HeaderValue::from_str(&format!("attachment; filename=\"evidence-{id}.zip\""))
-            {
-                headers.insert(header::CONTENT_DISPOSITION, value);
-            }
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            (StatusCode::OK, headers, bytes).into_response()
-        }
+        Ok(bytes) => evidence_download(bytes, &id),
         Err(error @ ExportError::NoKey) => {
             (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response()
         }
