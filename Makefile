@@ -15,7 +15,7 @@ WASM_TARGET := wasm32-unknown-unknown
 MAKE_STARTED := $(shell date +%s)
 phase = @echo "[make $$(( $$(date +%s) - $(MAKE_STARTED) ))s] $(1)"
 
-.PHONY: run test tools build release bench fmt-check clippy unit-test e2e screenshot
+.PHONY: run test tools build release bench fmt-check clippy unused-deps unit-test e2e screenshot
 
 # wasm-opt from the npm package binaryen (Debian's version breaks hydration; see BUILD-NOTES).
 RELEASE_PATH := $(CURDIR)/end2end/node_modules/.bin:$(PATH)
@@ -23,7 +23,7 @@ RELEASE_PATH := $(CURDIR)/end2end/node_modules/.bin:$(PATH)
 run: tools release
 	./target/release/adamviz serve
 
-test: tools fmt-check clippy unit-test build e2e
+test: tools fmt-check clippy unused-deps unit-test build e2e
 	$(call phase,make test: all checks passed)
 
 tools:
@@ -37,7 +37,7 @@ build:
 	$(call phase,build: the server and wasm bundle (cargo leptos) then adamviz-verify)
 	cargo leptos build
 	cargo build -p adamviz-evidence --bin adamviz-verify
-	cargo build --example new_data_cut --no-default-features --features ssr
+	cargo build -p adamviz-server --example new_data_cut
 
 # The same, optimized: the server in target/release, the wasm through wasm-opt.
 release:
@@ -61,8 +61,18 @@ clippy:
 	cargo clippy --workspace --all-targets --no-default-features --features adamviz/ssr -- -D warnings
 	cargo clippy -p adamviz -p adamviz-model --all-targets --no-default-features --features adamviz/hydrate --target $(WASM_TARGET) -- -D warnings
 
+# Every dependency a crate declares is used (cargo-machete reads the sources).
+unused-deps:
+	$(call phase,unused-deps: cargo machete)
+	cargo machete
+
 unit-test:
-	$(call phase,unit-test: every crate's tests)
+	$(call phase,# Every dependency a crate declares is used (cargo-machete reads the sources).
+unused-deps:
+	$(call phase,unused-deps: cargo machete)
+	cargo machete
+
+unit-test: every crate's tests)
 	cargo test --workspace --no-default-features --features adamviz/ssr
 
 e2e:

@@ -7,6 +7,7 @@ set -euo pipefail
 
 CARGO_LEPTOS_VERSION=0.3.11
 WASM_BINDGEN_VERSION=0.2.130   # must equal the `=` pin of wasm-bindgen in Cargo.toml
+CARGO_MACHETE_VERSION=0.9.2
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 # Each line says how long the script has run, so a first run that takes minutes shows where.
@@ -75,6 +76,11 @@ if [ "$(cargo leptos --version 2>/dev/null || true)" != "cargo-leptos $CARGO_LEP
 fi
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
   install_pinned_crate wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen webpki-roots@1.0.10
+fi
+
+if [ "$(cargo machete --version 2>/dev/null || true)" != "cargo-machete $CARGO_MACHETE_VERSION" ]; then
+  log "building cargo-machete $CARGO_MACHETE_VERSION from crates.io source"
+  cargo install -q --locked --debug cargo-machete --version "$CARGO_MACHETE_VERSION"
 fi
 
 # --- npm packages of end2end/ (Playwright without its browser download; binaryen for wasm-opt) --

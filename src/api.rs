@@ -1,7 +1,7 @@
 //! The server-function boundary: every server function lives in `api/<domain>/` and is thin
 //! (session → role → a plain service function), with one error type ([`error::AppError`]).
 //! [`ACCESS`] is the one table of who may call what; `docs/access.md` is generated from it
-//! ([`access_markdown`], `tests/access_doc.rs`) and `tests/access.rs` walks it.
+//! ([`access_markdown`], `crates/server/tests/access_doc.rs`) and `crates/server/tests/access.rs` walks it.
 
 pub mod admin;
 pub mod auth;
@@ -15,7 +15,7 @@ pub mod revisions;
 pub mod sets;
 pub mod work;
 
-use crate::domain::account::Role;
+use adamviz_model::account::Role;
 
 /// Who may call a server function or open a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +102,7 @@ pub fn page_access(path: &str) -> Access {
 }
 
 /// `docs/access.md`: the access tables as Markdown, generated from [`ACCESS`], [`ROUTE_ACCESS`]
-/// and [`PAGE_ACCESS`] so the document cannot drift from the code (`tests/access_doc.rs`).
+/// and [`PAGE_ACCESS`] so the document cannot drift from the code (`crates/server/tests/access_doc.rs`).
 #[cfg(feature = "ssr")]
 pub fn access_markdown() -> String {
     use std::fmt::Write as _;
@@ -136,8 +136,8 @@ pub fn access_markdown() -> String {
     let mut out = String::from(
         "# Who may call what\n\n\
          Generated from the code (`api::ACCESS`, `api::ROUTE_ACCESS`, `api::PAGE_ACCESS` in \
-         `src/api.rs`) by `tests/access_doc.rs`; do not edit by hand (`ADAMVIZ_UPDATE_DOCS=1 \
-         cargo test --features ssr --test access_doc` rewrites it). `tests/access.rs` calls every \
+         `src/api.rs`) by `crates/server/tests/access_doc.rs`; do not edit by hand (`ADAMVIZ_UPDATE_DOCS=1 \
+         cargo test -p adamviz-server --test access_doc` rewrites it). `crates/server/tests/access.rs` calls every \
          entry as each role and fails on a route that is in no table. \"public\" means no login \
          (the function checks what it needs itself, e.g. the setup token); an account with a \
          temporary password gets only `/api/auth/change-password`, `/api/auth/logout`, \

@@ -22,6 +22,16 @@ use crate::ui::{
     sets::{SetDraftPage, SetPage},
 };
 
+/// The Content-Security-Policy of a page whose scripts carry `nonce` (responses that are not
+/// pages get a stricter one from the server's security headers).
+pub fn page_csp(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+         style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+         base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
 /// The HTML document around the application, rendered once per request on the server. Its
 /// Content-Security-Policy allows only scripts carrying this response's nonce (the hydration
 /// script) and the site's own files.
@@ -31,9 +41,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
         leptos::nonce::use_nonce(),
         use_context::<leptos_axum::ResponseOptions>(),
     ) {
-        if let Ok(policy) = axum::http::HeaderValue::from_str(&crate::server::security::page_csp(
-            &nonce.to_string(),
-        )) {
+        if let Ok(policy) = axum::http::HeaderValue::from_str(&page_csp(&nonce.to_string())) {
             response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, policy);
         }
     }

@@ -1,7 +1,7 @@
 //! The server side of the boundary every server function goes through: the context the server
-//! provides (database, session settings, the setup token), who is logged in (from the session,
-//! checked against the account on every request), role checks, and turning an error into its
-//! HTTP status. Server functions call these, then a plain service function.
+//! provides (the services, session settings, the setup token), who is logged in (from the
+//! session, checked against the account on every request), role checks, and turning an error
+//! into its HTTP status. Server functions call these, then one method of `Services`.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,11 +9,9 @@ use leptos::prelude::*;
 use tower_sessions::Session;
 
 use super::error::AppError;
-use crate::{
-    domain::account::{Account, Role},
-    service::accounts,
-    store::db::{Database, DatabaseError},
-};
+use adamviz_model::account::{Account, Role};
+use adamviz_services::{error::UseCaseError, Services};
+use subtle::ConstantTimeEq;
 
 /// Session keys.
 pub const ACCOUNT_ID: &str = "account_id";
@@ -72,22 +70,18 @@ impl SetupToken {
 
     /// Whether `given` is the unused token (compared in constant time).
     pub fn accepts(&self, given: &str) -> bool {
-        self.current().is_some_and(|token| {
-            token.len() == given.len()
-                && token
-                    .bytes()
-                    .zip(given.bytes())
-                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                    == 0
-        })
+        self.current()
+            .is_some_and(|token| bool::from(token.as_bytes().ct_eq(given.as_bytes())))
     }
 
-    /// Uses the token up if `given` is it.
+    /// Uses the token up if `given` is it (compared in constant time).
     pub fn take(&self, given: &str) -> bool {
         let Ok(mut token) = self.0.lock() else {
             return false;
         };
-        let matches = token.as_deref().is_some_and(|t| t == given);
+        let matches = token
+            .as_deref()
+            .is_some_and(|t| bool::from(t.as_bytes().ct_eq(given.as_bytes())));
         if matches {
             *token = None;
         }
@@ -95,107 +89,25 @@ impl SetupToken {
     }
 }
 
-/// What the server provides to every server function and page render.
+/// What the server provides to every server function and page render: the use cases, and
+/// what only the web needs (session lifetimes, the first-start setup token).
 #[derive(Debug, Clone)]
 pub struct ApiContext {
-    /// The database.
-    pub database: Database,
+    /// The use cases (database, objects, runs, the signing key).
+    pub services: Services,
     /// Session lifetimes.
     pub sessions: SessionSettings,
     /// The first-start setup token.
     pub setup: SetupToken,
-    /// The content-addressed object store (uploads, artifacts).
-    pub objects: crate::store::objects::ObjectStore,
-    /// Uploads larger than this many bytes are refused while they stream.
-    pub upload_limit: u64,
-    /// The last datasets read, with their profiles.
-    pub datasets: Arc<crate::service::datasets::DatasetCache>,
-    /// Revisions: materializing and governed execution.
-    pub execution: crate::service::execution::ExecutionService,
-    /// This process's side of the run queue (its runners, the phases they report).
-    pub runs: Arc<crate::service::runs::RunQueue>,
-    /// The installation's signing key (evidence bundles), when the server has one.
-    pub key: Option<crate::service::installation_key::InstallationKey>,
-    /// How long a password an administrator sets works before its owner replaces it.
-    pub temporary_password_hours: i64,
 }
 
 impl ApiContext {
-    /// The same context, with temporary passwords that work for `hours`.
-    pub fn with_temporary_password_hours(mut self, hours: i64) -> Self {
-        self.temporary_password_hours = hours;
-        self
-    }
-
-    /// The same context, its runs queued with `settings` (how many runners this process starts,
-    /// leases, retries).
-    pub fn with_queue_settings(mut self, settings: crate::service::runs::QueueSettings) -> Self {
-        self.runs = Arc::new(crate::service::runs::RunQueue::new(settings));
-        self.execution = self.execution.observed_by(self.runs.observer());
-        self
-    }
-
-    /// What a run reads its inputs from and is queued on.
-    pub fn run_context(&self) -> crate::service::runs::RunContext {
-        crate::service::runs::RunContext {
-            execution: self.execution.clone(),
-            queue: self.runs.clone(),
-            datasets: self.datasets.clone(),
-        }
-    }
-
-    /// The same context, signing with `key`.
-    pub fn with_key(mut self, key: crate::service::installation_key::InstallationKey) -> Self {
-        self.key = Some(key);
-        self
-    }
-}
-
-impl ApiContext {
-    /// The context over these stores, with a runner of the default configuration.
-    pub fn new(
-        database: Database,
-        objects: crate::store::objects::ObjectStore,
-        sessions: SessionSettings,
-        setup: SetupToken,
-        upload_limit: u64,
-    ) -> Self {
-        Self::with_runner(
-            database,
-            objects,
-            sessions,
-            setup,
-            upload_limit,
-            Arc::new(crate::runner::Runner::new(
-                crate::runner::RunnerConfig::new(),
-            )),
-        )
-    }
-
-    /// [`ApiContext::new`] with this runner (its isolation and concurrency bound).
-    pub fn with_runner(
-        database: Database,
-        objects: crate::store::objects::ObjectStore,
-        sessions: SessionSettings,
-        setup: SetupToken,
-        upload_limit: u64,
-        runner: Arc<crate::runner::Runner>,
-    ) -> Self {
-        let runs = Arc::new(crate::service::runs::RunQueue::new(
-            crate::service::runs::QueueSettings::default(),
-        ));
+    /// The context of these services.
+    pub fn new(services: Services, sessions: SessionSettings, setup: SetupToken) -> Self {
         Self {
-            database: database.clone(),
+            services,
             sessions,
             setup,
-            objects: objects.clone(),
-            upload_limit,
-            datasets: Arc::new(crate::service::datasets::DatasetCache::new(4)),
-            execution: crate::service::execution::ExecutionService::new(database, objects, runner)
-                .observed_by(runs.observer()),
-            runs,
-            key: None,
-            temporary_password_hours: crate::service::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
         }
     }
 }
@@ -211,23 +123,16 @@ pub fn internal(detail: impl std::fmt::Display) -> AppError {
     AppError::Internal
 }
 
-/// Runs `work` on the database on a blocking thread; database failures become internal errors.
-pub async fn with_database<T: Send + 'static>(
-    context: &ApiContext,
-    work: impl FnOnce(&mut crate::store::db::Connection) -> Result<T, AppError> + Send + 'static,
-) -> Result<T, AppError> {
-    context
-        .database
-        .call(move |connection| Ok::<_, CallError>(work(connection)))
-        .await
-        .map_err(|CallError(error)| internal(error))?
-}
-
-struct CallError(DatabaseError);
-
-impl From<DatabaseError> for CallError {
-    fn from(error: DatabaseError) -> Self {
-        CallError(error)
+/// The error a server function answers when a use case ran on the database: `refused` says
+/// what the page is told of the use case's own refusal; a database that failed under it is an
+/// internal error (logged).
+pub fn use_case_error<E>(error: UseCaseError<E>, refused: impl FnOnce(E) -> AppError) -> AppError
+where
+    E: std::fmt::Display,
+{
+    match error {
+        UseCaseError::Refused(error) => refused(error),
+        UseCaseError::Database(error) => internal(error),
     }
 }
 
@@ -285,10 +190,11 @@ pub async fn signed_in_allowing_password_change(
         let _ = session.flush().await;
         return Err(AppError::NotLoggedIn);
     }
-    let account = with_database(context, move |connection| {
-        accounts::active_account(connection, id).map_err(internal)
-    })
-    .await?;
+    let account = context
+        .services
+        .active_account(id)
+        .await
+        .map_err(internal)?;
     let Some(account) = account else {
         let _ = session.flush().await;
         return Err(AppError::NotLoggedIn);

@@ -10,13 +10,11 @@ use leptos_router::{
 };
 
 use super::auth::use_account;
-use crate::{
-    api::datasets::{get_dataset, list_datasets, AddDemoDataset},
-    domain::{
-        account::Role,
-        dataset::{DatasetDetail, DatasetSummary},
-        profile::{ColumnProfile, DatasetProfile, ProfileWarning, UnitSource},
-    },
+use crate::api::datasets::{get_dataset, list_datasets, AddDemoDataset};
+use adamviz_model::{
+    account::Role,
+    dataset::{DatasetDetail, DatasetSummary},
+    profile::{ColumnProfile, DatasetProfile, ProfileWarning, UnitSource},
 };
 
 /// Bytes in words: "34.2 MB".
@@ -282,7 +280,7 @@ fn upload_answer(status: u16, body: &str) -> Result<(String, String), String> {
             .map(|e| e.to_string())
             .unwrap_or_else(|_| format!("the upload failed (HTTP {status})")));
     }
-    let outcome = serde_json::from_str::<crate::domain::dataset::UploadOutcome>(body)
+    let outcome = serde_json::from_str::<adamviz_model::dataset::UploadOutcome>(body)
         .map_err(|error| format!("unexpected answer: {error}"))?;
     let d = &outcome.dataset;
     let phase = if outcome.new {

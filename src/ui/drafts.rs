@@ -14,14 +14,12 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_params_map};
 
 use super::{auth::use_account, preview::PreviewPlot};
-use crate::{
-    api::drafts::{load_draft, move_at, preview_draft, ConfirmDraft, ConfirmOutcome},
-    domain::{
-        account::{Account, Role},
-        confirmation::{AllowedAnswers, ConfirmationQuestion},
-        draft::{errors_about, DraftAnswers, DraftView, FieldError, FilterColumn, Preview},
-        matcher::MatchNote,
-    },
+use crate::api::drafts::{load_draft, move_at, preview_draft, ConfirmDraft, ConfirmOutcome};
+use adamviz_model::{
+    account::{Account, Role},
+    confirmation::{AllowedAnswers, ConfirmationQuestion},
+    draft::{errors_about, DraftAnswers, DraftView, FieldError, FilterColumn, Preview},
+    matcher::MatchNote,
 };
 
 mod controls;

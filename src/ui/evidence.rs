@@ -7,10 +7,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::{review::utc_time, revisions::StatusBadge};
-use crate::{
-    api::{meta::installation, revisions::revision_history},
-    domain::revision::{HistoryPage, HistoryQuery},
-};
+use crate::api::{meta::installation, revisions::revision_history};
+use adamviz_model::revision::{HistoryPage, HistoryQuery};
 
 fn retained(status: &'static str) -> HistoryQuery {
     HistoryQuery {

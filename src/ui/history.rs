@@ -9,11 +9,9 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use super::{review::utc_time, revisions::StatusBadge};
-use crate::{
-    api::revisions::{compare_revisions, revision_history},
-    domain::revision::{
-        CompareSide, Comparison, HistoryPage, HistoryQuery, HistoryRow, RevisionStatus,
-    },
+use crate::api::revisions::{compare_revisions, revision_history};
+use adamviz_model::revision::{
+    CompareSide, Comparison, HistoryPage, HistoryQuery, HistoryRow, RevisionStatus,
 };
 
 const STATUSES: [RevisionStatus; 4] = [

@@ -5,12 +5,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::{components::Loaded, history::page_href, review::utc_time, revisions::StatusBadge};
-use crate::{
-    api::work::my_work_list,
-    domain::{
-        revision::HistoryQuery,
-        work_list::{WorkList, WorkSection},
-    },
+use crate::api::work::my_work_list;
+use adamviz_model::{
+    revision::HistoryQuery,
+    work_list::{WorkList, WorkSection},
 };
 
 /// The steps of the governed flow, as a reviewer reads them (DESIGN.md §1).

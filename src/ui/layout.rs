@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 
 use super::auth::{use_account, AccountMenu};
-use crate::domain::account::Role;
+use adamviz_model::account::Role;
 
 /// One entry of the section navigation.
 struct Section {

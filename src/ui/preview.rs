@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 
-use crate::domain::draft::{Preview, PreviewCell};
+use adamviz_model::draft::{Preview, PreviewCell};
 
 const WIDTH: f64 = 960.0;
 const HEIGHT: f64 = 420.0;

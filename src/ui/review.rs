@@ -5,11 +5,9 @@
 
 use leptos::{form::ActionForm, prelude::*};
 
-use crate::{
-    api::revisions::{ReproduceRevision, RerunOnNewerCut, SignRevision},
-    domain::revision::{
-        ReproductionView, RevisionDetail, RevisionStatus, SignatureView, SigningAttempt,
-    },
+use crate::api::revisions::{ReproduceRevision, RerunOnNewerCut, SignRevision};
+use adamviz_model::revision::{
+    ReproductionView, RevisionDetail, RevisionStatus, SignatureView, SigningAttempt,
 };
 
 /// `2026-12-04T10:50:12.123456Z` as `2026-12-04 10:50:12 UTC`.
@@ -66,7 +64,7 @@ pub fn Lineage(detail: RevisionDetail) -> impl IntoView {
 
 /// A later delivery of the revision's dataset, and for an author "Re-run on the new data".
 #[component]
-fn NewerCut(id: String, cut: crate::domain::data_cut::NewerCut, author: bool) -> impl IntoView {
+fn NewerCut(id: String, cut: adamviz_model::data_cut::NewerCut, author: bool) -> impl IntoView {
     let rerun = ServerAction::<RerunOnNewerCut>::new();
     let error = move || {
         rerun
@@ -197,7 +195,7 @@ pub fn Signatures(
 pub fn SignForm(
     sign: ServerAction<SignRevision>,
     id: String,
-    review: crate::domain::revision::ReviewState,
+    review: adamviz_model::revision::ReviewState,
     return_to: Option<String>,
     error: Signal<Option<String>>,
 ) -> impl IntoView {

@@ -12,14 +12,10 @@ use super::{
     preview::PreviewPlot,
     review::{Lineage, Reproductions, Signatures},
 };
-use crate::{
-    api::revisions::{get_revision, RunRevision},
-    domain::{
-        revision::{
-            ArtifactView, CheckView, EvidenceView, RevisionDetail, RevisionStatus, RunStatus,
-        },
-        statistics::CellStatistics,
-    },
+use crate::api::revisions::{get_revision, RunRevision};
+use adamviz_model::{
+    revision::{ArtifactView, CheckView, EvidenceView, RevisionDetail, RevisionStatus, RunStatus},
+    statistics::CellStatistics,
 };
 
 /// The status badge: a word, never colour alone.

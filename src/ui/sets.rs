@@ -14,15 +14,13 @@ use super::{
     review::{utc_time, SignForm},
     revisions::StatusBadge,
 };
-use crate::{
-    api::{
-        revisions::SignRevision,
-        sets::{get_set, load_set_draft, ConfirmSet, RerunSetOnNewerCut, RunSet},
-    },
-    domain::{
-        figure_set::{MemberDraft, SetConfirmOutcome, SetDraftView, SetMember, SetView},
-        revision::RevisionStatus,
-    },
+use crate::api::{
+    revisions::SignRevision,
+    sets::{get_set, load_set_draft, ConfirmSet, RerunSetOnNewerCut, RunSet},
+};
+use adamviz_model::{
+    figure_set::{MemberDraft, SetConfirmOutcome, SetDraftView, SetMember, SetView},
+    revision::RevisionStatus,
 };
 
 /// Sends the form of the pressed button to the button's `formaction` as a GET (what a plain
@@ -305,7 +303,7 @@ fn SetOverview(
 
 /// A later delivery of the set's dataset, and for an author "Re-run on the new data".
 #[component]
-fn SetNewerCut(id: String, cut: crate::domain::data_cut::NewerCut, author: bool) -> impl IntoView {
+fn SetNewerCut(id: String, cut: adamviz_model::data_cut::NewerCut, author: bool) -> impl IntoView {
     let rerun = ServerAction::<RerunSetOnNewerCut>::new();
     let error = move || {
         rerun

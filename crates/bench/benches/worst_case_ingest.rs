@@ -21,14 +21,12 @@
 
 use std::time::Instant;
 
-use adamviz::{
-    domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
-    ingest::{
-        csv::{read_csv, write_table_csv, MAX_COLUMNS},
-        demo::generate_demo_table,
-        profile::profile_table,
-    },
+use adamviz_engine::ingest::{
+    csv::{read_csv, write_table_csv, MAX_COLUMNS},
+    demo::generate_demo_table,
+    profile::profile_table,
 };
+use adamviz_model::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD};
 
 /// Runs per measurement (after one warm-up run); the median is reported.
 const RUNS: usize = 7;
@@ -58,8 +56,11 @@ struct Timing {
 
 /// What a read produced, in bytes: the table as it is held (eight bytes per number, a four-byte
 /// code per text cell and each distinct text value once) and the profile as JSON.
-fn output_bytes(table: &adamviz::ingest::table::Table, profile: &impl serde::Serialize) -> usize {
-    use adamviz::ingest::table::ColumnData;
+fn output_bytes(
+    table: &adamviz_engine::ingest::table::Table,
+    profile: &impl serde::Serialize,
+) -> usize {
+    use adamviz_engine::ingest::table::ColumnData;
     let table_bytes: usize = table
         .columns
         .iter()

@@ -20,24 +20,22 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
-use adamviz::service::drafts::confirm_proposal;
-use adamviz::{
-    domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
-    ingest::dataset_json::{
-        writer::{compress, write as write_dataset_json, Form},
-        Framing,
-    },
-    ingest::{
-        csv::write_table_csv,
-        profile::profile_table,
-        read_dataset,
-        snapshot::{snapshot_hash, take_snapshot, write_canonical},
-        table::{Column, ColumnData, NumericValues, Table, TextBuilder},
-        xpt_writer::write_xpt,
-    },
-    service::upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
-    store::objects::ObjectStore,
+use adamviz_engine::ingest::dataset_json::{
+    writer::{compress, write as write_dataset_json, Form},
+    Framing,
 };
+use adamviz_engine::ingest::{
+    csv::write_table_csv,
+    profile::profile_table,
+    read_dataset,
+    snapshot::{snapshot_hash, take_snapshot, write_canonical},
+    table::{Column, ColumnData, NumericValues, Table, TextBuilder},
+    xpt_writer::write_xpt,
+};
+use adamviz_model::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD};
+use adamviz_services::drafts::confirm_proposal;
+use adamviz_services::upload::{receive_upload, DEFAULT_UPLOAD_LIMIT};
+use adamviz_store::objects::ObjectStore;
 
 mod snapshot;
 
@@ -165,7 +163,7 @@ pub fn run_child(args: BenchChildArgs) -> anyhow::Result<()> {
         let mut times = Vec::new();
         for _ in 0..args.warm_repeats {
             let start = Instant::now();
-            let table = adamviz::ingest::read_dataset_file(&args.file)?;
+            let table = adamviz_engine::ingest::read_dataset_file(&args.file)?;
             times.push(start.elapsed().as_secs_f64());
             drop(table);
         }
@@ -452,7 +450,7 @@ pub fn run_ingest(args: IngestBenchArgs) -> anyhow::Result<()> {
         args.repeats
     )?;
     // Mapped, as uploads are read: the file is never copied whole into memory.
-    let original = adamviz::ingest::MappedFile::open(&args.xpt)?;
+    let original = adamviz_engine::ingest::MappedFile::open(&args.xpt)?;
     let content_hash = Sha256Digest::from_bytes(Sha256::digest(&*original).into());
     let table =
         read_dataset(&original).with_context(|| format!("cannot read {}", args.xpt.display()))?;

@@ -12,17 +12,15 @@ use clap::Args;
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
-use adamviz::{
-    api::boundary::{ApiContext, SessionSettings, SetupToken},
-    domain::account::Role,
-    server::{
-        config::ServeConfig,
-        http::{router_with, AppState},
-        security::OriginPolicy,
-    },
-    service::accounts,
-    store::db::Database,
+use adamviz::api::boundary::{ApiContext, SessionSettings, SetupToken};
+use adamviz_model::account::Role;
+use adamviz_server::{
+    config::ServeConfig,
+    http::{router_with, AppState},
+    security::OriginPolicy,
 };
+use adamviz_services::accounts;
+use adamviz_store::db::Database;
 
 /// Options of `adamviz-bench auth`.
 #[derive(Debug, Args)]
@@ -67,11 +65,12 @@ pub async fn run_auth_bench(args: AuthBenchArgs) -> anyhow::Result<()> {
         leptos_options: config.leptos_options.clone(),
         data_dir: std::sync::Arc::new(config.data_dir.clone()),
         api: ApiContext::new(
-            database,
-            adamviz::store::objects::ObjectStore::at(&config.data_dir),
+            adamviz_services::Services::new(
+                database,
+                adamviz_store::objects::ObjectStore::at(&config.data_dir),
+            ),
             SessionSettings::default(),
             SetupToken::none(),
-            adamviz::service::upload::DEFAULT_UPLOAD_LIMIT,
         ),
         origins: OriginPolicy::new(None),
         secure_cookies: false,

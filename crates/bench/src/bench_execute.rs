@@ -16,15 +16,13 @@ use clap::Args;
 
 use crate::bench::median;
 
-use adamviz::{
-    compiler::ImageSize,
-    domain::profile::DEFAULT_LOW_N_THRESHOLD,
-    ingest::{profile::profile_table, snapshot::write_csv},
-    runner::{RunStatus, Runner, RunnerConfig},
-    service::{
-        drafts::confirm_proposal,
-        prepare::{prepare_execution, PreparedExecution},
-    },
+use adamviz_engine::compiler::ImageSize;
+use adamviz_engine::ingest::{profile::profile_table, snapshot::write_csv};
+use adamviz_engine::runner::{RunStatus, Runner, RunnerConfig};
+use adamviz_model::profile::DEFAULT_LOW_N_THRESHOLD;
+use adamviz_services::{
+    drafts::confirm_proposal,
+    prepare::{prepare_execution, PreparedExecution},
 };
 
 /// Options of `adamviz-bench execute`.
@@ -47,11 +45,11 @@ pub struct ExecuteBenchArgs {
 /// Runs `adamviz-bench execute`.
 pub async fn run_execute_bench(args: ExecuteBenchArgs) -> anyhow::Result<()> {
     // Mapped, as uploads are read: the file is never copied whole into memory.
-    let bytes = adamviz::ingest::MappedFile::open(&args.data)?;
-    let content_hash = adamviz::domain::digest::Sha256Digest::from_bytes(
+    let bytes = adamviz_engine::ingest::MappedFile::open(&args.data)?;
+    let content_hash = adamviz_model::digest::Sha256Digest::from_bytes(
         <sha2::Sha256 as sha2::Digest>::digest(&*bytes).into(),
     );
-    let table = adamviz::ingest::read_dataset(&bytes)?;
+    let table = adamviz_engine::ingest::read_dataset(&bytes)?;
     let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
     let spec = confirm_proposal(&args.question, &profile, &table, content_hash)?;
     let prepared = prepare_execution(&spec, &table, &content_hash, ImageSize::default())?;

@@ -11,16 +11,14 @@ use clap::Args;
 
 use crate::bench::median;
 
-use adamviz::{
-    domain::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD},
-    ingest::profile::profile_table,
-    runner::{Runner, RunnerConfig},
-    service::{
-        drafts::confirm_proposal,
-        execution::{ExecutionService, UploadInfo},
-    },
-    store::{db::Database, objects::ObjectStore, repository::RevisionStatus},
+use adamviz_engine::ingest::profile::profile_table;
+use adamviz_engine::runner::{Runner, RunnerConfig};
+use adamviz_model::{digest::Sha256Digest, profile::DEFAULT_LOW_N_THRESHOLD};
+use adamviz_services::{
+    drafts::confirm_proposal,
+    execution::{ExecutionService, UploadInfo},
 };
+use adamviz_store::{db::Database, objects::ObjectStore, repository::RevisionStatus};
 
 /// Options of `adamviz-bench governed`.
 #[derive(Debug, Args)]
@@ -39,8 +37,8 @@ pub struct GovernedBenchArgs {
 /// The pilot's data, a confirmed spec for a question, and a service over a fresh temporary
 /// data directory: what the governed and the ledger benchmarks start from.
 pub(super) struct GovernedFixture {
-    pub spec: adamviz::domain::spec::PlotSpec,
-    pub table: Arc<adamviz::ingest::table::Table>,
+    pub spec: adamviz_model::spec::PlotSpec,
+    pub table: Arc<adamviz_engine::ingest::table::Table>,
     pub upload: UploadInfo,
     pub service: ExecutionService,
     /// The service's data directory (removed when the fixture is dropped).
@@ -62,10 +60,10 @@ impl GovernedFixture {
         objects: Option<&str>,
     ) -> anyhow::Result<Self> {
         // Mapped, as uploads are read: the file is never copied whole into memory.
-        let bytes = adamviz::ingest::MappedFile::open(data)?;
+        let bytes = adamviz_engine::ingest::MappedFile::open(data)?;
         let content_hash =
             Sha256Digest::from_bytes(<sha2::Sha256 as sha2::Digest>::digest(&*bytes).into());
-        let table = adamviz::ingest::read_dataset(&bytes)?;
+        let table = adamviz_engine::ingest::read_dataset(&bytes)?;
         let profile = profile_table(&table, content_hash, DEFAULT_LOW_N_THRESHOLD);
         let spec = confirm_proposal(question, &profile, &table, content_hash)?;
         let upload = UploadInfo {
@@ -80,7 +78,7 @@ impl GovernedFixture {
         config.work_root = work.path().join("runs");
         // The dataset's raw bytes are in the store, as an upload's are.
         let objects = ObjectStore::open_shared(work.path(), objects)?;
-        objects.put(&bytes, adamviz::service::upload::DEFAULT_UPLOAD_LIMIT)?;
+        objects.put(&bytes, adamviz_services::upload::DEFAULT_UPLOAD_LIMIT)?;
         let service = ExecutionService::new(database, objects, Arc::new(Runner::new(config)));
         Ok(Self {
             spec,
@@ -95,7 +93,7 @@ impl GovernedFixture {
     pub async fn governed_run(
         &self,
         key: &str,
-    ) -> anyhow::Result<(adamviz::service::execution::ExecutionOutcome, Instant)> {
+    ) -> anyhow::Result<(adamviz_services::execution::ExecutionOutcome, Instant)> {
         let started = Instant::now();
         let made = self
             .service
@@ -103,7 +101,7 @@ impl GovernedFixture {
                 &self.spec,
                 Arc::clone(&self.table),
                 &self.upload,
-                &adamviz::evidence::actor::Actor::command_line(),
+                &adamviz_evidence::actor::Actor::command_line(),
             )
             .await?;
         let outcome = self
@@ -114,7 +112,7 @@ impl GovernedFixture {
                 &self.spec,
                 made.prepared.script.bytes.clone(),
                 Arc::clone(&made.prepared.snapshot),
-                &adamviz::evidence::actor::Actor::command_line(),
+                &adamviz_evidence::actor::Actor::command_line(),
             )
             .await?;
         if outcome.revision.status != RevisionStatus::Verified {

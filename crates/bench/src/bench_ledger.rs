@@ -16,8 +16,8 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::bench_governed::GovernedFixture;
-use adamviz::domain::ids::{AttemptId, RevisionId};
-use adamviz::store::{
+use adamviz_model::ids::{AttemptId, RevisionId};
+use adamviz_store::{
     audit::audit,
     copies::{self, copy_rows, with_ids},
     db::Connection,

@@ -19,16 +19,14 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::{bench_execute::bare_run, bench_governed::GovernedFixture};
-use adamviz::{
-    compiler::ImageSize,
-    domain::{ids::RevisionId, revision::RunStatus},
-    evidence::actor::Actor,
-    ingest::snapshot::write_csv,
-    service::{
-        datasets::DatasetCache,
-        prepare::prepare_execution,
-        runs::{start_run, status_of_revision, QueueSettings, RunContext, RunQueue},
-    },
+use adamviz_engine::compiler::ImageSize;
+use adamviz_engine::ingest::snapshot::write_csv;
+use adamviz_evidence::actor::Actor;
+use adamviz_model::{ids::RevisionId, revision::RunStatus};
+use adamviz_services::{
+    datasets::DatasetCache,
+    prepare::prepare_execution,
+    runs::{start_run, status_of_revision, QueueSettings, RunContext, RunQueue},
 };
 
 /// Options of `adamviz-bench queue`.

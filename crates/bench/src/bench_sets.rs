@@ -15,22 +15,20 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::bench_governed::GovernedFixture;
-use adamviz::{
-    domain::{
-        dataset::DatasetSummary,
-        figure_set::{MemberAnswerMap, MemberAnswers},
-        profile::DEFAULT_LOW_N_THRESHOLD,
-        revision::RunStatus,
-    },
-    evidence::actor::Actor,
-    ingest::profile::profile_table,
-    service::{
-        accounts::{now, timestamp},
-        datasets::{DatasetCache, LoadedDataset},
-        drafts::answers_of,
-        figure_sets::{confirm_set, draft_set, run_all, SetConfirmed, SetRequest},
-        runs::{status_of_revision, QueueSettings, RunContext, RunQueue},
-    },
+use adamviz_engine::ingest::profile::profile_table;
+use adamviz_evidence::actor::Actor;
+use adamviz_model::{
+    dataset::DatasetSummary,
+    figure_set::{MemberAnswerMap, MemberAnswers},
+    profile::DEFAULT_LOW_N_THRESHOLD,
+    revision::RunStatus,
+};
+use adamviz_services::{
+    accounts::{now, timestamp},
+    datasets::{DatasetCache, LoadedDataset},
+    drafts::answers_of,
+    figure_sets::{confirm_set, draft_set, run_all, SetConfirmed, SetRequest},
+    runs::{status_of_revision, QueueSettings, RunContext, RunQueue},
 };
 
 /// Options of `adamviz-bench sets`.

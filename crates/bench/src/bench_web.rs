@@ -15,29 +15,27 @@ use std::{
 use clap::Args;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use adamviz::{
-    api::boundary::{ApiContext, SessionSettings, SetupToken},
-    domain::{
-        account::{Account, Role},
-        dataset::DatasetSummary,
-        ids::RevisionId,
-        revision::RunStatus,
-    },
-    evidence::actor::Actor,
-    server::{
-        config::ServeConfig,
-        http::{router, AppState},
-        security::OriginPolicy,
-    },
-    service::{
-        accounts,
-        confirm::{confirm, ConfirmRequest, Confirmed},
-        datasets::{self, LoadedDataset},
-        runs::{start_run, status_of_revision},
-        upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
-    },
-    store::{db::Database, objects::ObjectStore},
+use adamviz::api::boundary::{ApiContext, SessionSettings, SetupToken};
+use adamviz_evidence::actor::Actor;
+use adamviz_model::{
+    account::{Account, Role},
+    dataset::DatasetSummary,
+    ids::RevisionId,
+    revision::RunStatus,
 };
+use adamviz_server::{
+    config::ServeConfig,
+    http::{router, AppState},
+    security::OriginPolicy,
+};
+use adamviz_services::{
+    accounts,
+    confirm::{confirm, ConfirmRequest, Confirmed},
+    datasets::{self, LoadedDataset},
+    runs::{start_run, status_of_revision},
+    upload::{receive_upload, DEFAULT_UPLOAD_LIMIT},
+};
+use adamviz_store::{db::Database, objects::ObjectStore};
 
 /// Options of `adamviz-bench web`.
 #[derive(Debug, Args)]
@@ -241,11 +239,9 @@ impl Installation {
             )?
         };
         let context = ApiContext::new(
-            database.clone(),
-            objects.clone(),
+            adamviz_services::Services::new(database.clone(), objects.clone()),
             SessionSettings::default(),
             SetupToken::none(),
-            DEFAULT_UPLOAD_LIMIT,
         );
 
         // The dataset, as an upload records it.
@@ -268,7 +264,7 @@ impl Installation {
         };
         let digest = received.object.digest;
         let loaded = {
-            let (cache, store) = (context.datasets.clone(), objects.clone());
+            let (cache, store) = (context.services.dataset_cache().clone(), objects.clone());
             tokio::task::spawn_blocking(move || cache.load(&store, &digest)).await??
         };
         Ok(Self {
@@ -292,7 +288,7 @@ impl Installation {
         let actor = Actor::web(&self.account);
         let loaded = Arc::clone(&self.loaded);
         match confirm(
-            &self.context.execution,
+            self.context.services.execution(),
             &self.summary,
             loaded,
             request,
@@ -311,7 +307,7 @@ impl Installation {
     async fn verified_revision(&self) -> anyhow::Result<RevisionId> {
         let (database, context) = (&self.database, &self.context);
         let id = self.confirmed().await?;
-        let run = context.run_context();
+        let run = context.services.run_context();
         start_run(&run, &id, "bench-run-0001", Actor::web(&self.account)).await?;
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
@@ -348,13 +344,13 @@ impl Installation {
                 None,
                 accounts::now(),
             )?;
-            adamviz::service::approvals::sign(
+            adamviz_services::approvals::sign(
                 &mut connection,
                 &reviewer,
-                &adamviz::service::approvals::SignRequest {
+                &adamviz_services::approvals::SignRequest {
                     revision_id: verified.clone(),
-                    decision: adamviz::evidence::approval::Decision::Approved,
-                    meaning: Some(adamviz::evidence::approval::SignatureMeaning::Approved),
+                    decision: adamviz_evidence::approval::Decision::Approved,
+                    meaning: Some(adamviz_evidence::approval::SignatureMeaning::Approved),
                     comment: None,
                     password: PASSWORD.to_owned(),
                     evidence_head_seen: None,
@@ -367,10 +363,10 @@ impl Installation {
         let draft = self.confirmed().await?;
         {
             let mut connection = database.connection()?;
-            let attempt = adamviz::store::repository::latest_attempt(&connection, verified)?
+            let attempt = adamviz_store::repository::latest_attempt(&connection, verified)?
                 .ok_or_else(|| anyhow::anyhow!("the verified revision has no attempt"))?;
             let started = Instant::now();
-            adamviz::store::copies::fill_history(
+            adamviz_store::copies::fill_history(
                 &mut connection,
                 (verified, attempt.id.as_str()),
                 &draft,
@@ -380,7 +376,7 @@ impl Installation {
             println!(
                 "history: {} revisions (a quarter Draft, half Verified, a quarter Approved; {} authors) copied through the database's rules in {:.1} s",
                 history + 2,
-                adamviz::store::copies::AUTHORS,
+                adamviz_store::copies::AUTHORS,
                 started.elapsed().as_secs_f64()
             );
         }
@@ -393,7 +389,7 @@ impl Installation {
         let (database, objects) = (&self.database, &self.objects);
         {
             let key_dir = tempfile::tempdir()?;
-            let key = adamviz::service::installation_key::InstallationKey::load_or_create(
+            let key = adamviz_services::installation_key::InstallationKey::load_or_create(
                 key_dir.path(),
             )?;
             let connection = database.connection()?;
@@ -402,21 +398,21 @@ impl Installation {
             for _ in 0..21 {
                 let started = Instant::now();
                 bundle =
-                    adamviz::service::bundle::export_bundle(&connection, objects, &key, verified)?;
+                    adamviz_services::bundle::export_bundle(&connection, objects, &key, verified)?;
                 export_ms.push(started.elapsed().as_secs_f64() * 1e3);
             }
             for _ in 0..21 {
                 let started = Instant::now();
-                let report = adamviz::evidence::validate::validate(
+                let report = adamviz_evidence::validate::validate(
                     &bundle,
-                    &adamviz::evidence::validate::Options {
+                    &adamviz_evidence::validate::Options {
                         trusted_key: Some(key.public_key()),
                         ..Default::default()
                     },
                 );
                 validate_ms.push(started.elapsed().as_secs_f64() * 1e3);
                 anyhow::ensure!(
-                    report.verdict == adamviz::evidence::validate::Verdict::Pass,
+                    report.verdict == adamviz_evidence::validate::Verdict::Pass,
                     "the bundle does not validate:\n{}",
                     report.text()
                 );

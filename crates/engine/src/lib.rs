@@ -4,8 +4,7 @@
 //! `compiler` turns a confirmed spec into a deterministic R script; `runner` runs it in a sandboxed R subprocess; `verify` runs the named checks on the result,
 //! including an independent recomputation of the statistics.
 
-// The model's types under the name the modules have always used (`crate::domain::…`).
-use adamviz_model as domain;
+// The model's types under the name the modules have always used (`adamviz_model::…`).
 
 pub mod compiler;
 pub mod ingest;

@@ -25,11 +25,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::{io::AsyncWriteExt, process::Command, sync::Semaphore};
 
-use crate::{
-    compiler::{report_text::ReportText, ImageSize},
-    domain::digest::Sha256Digest,
-    ingest::snapshot::{snapshot_hash, write_csv, Snapshot},
-};
+use crate::compiler::{report_text::ReportText, ImageSize};
+use crate::ingest::snapshot::{snapshot_hash, write_csv, Snapshot};
+use adamviz_model::digest::Sha256Digest;
 use capture::{capture, Diagnostics};
 use process::*;
 use sandbox::{IsolationPolicy, IsolationReport, ResourceLimits};

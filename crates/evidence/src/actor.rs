@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::account::Account;
+use adamviz_model::account::Account;
 
 /// How the actor reached adamviz.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

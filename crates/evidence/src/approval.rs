@@ -9,7 +9,7 @@ use super::{
     record::EvidenceRecord,
     schemas::{APPROVAL_V1, APPROVAL_V2},
 };
-use crate::domain::{digest::Sha256Digest, ids::RevisionId};
+use adamviz_model::{digest::Sha256Digest, ids::RevisionId};
 
 /// What the signer decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,14 +3,14 @@
 //! store: the script that ran, the PNG, the statistics, the environment record, the snapshot
 //! CSV and (from v2) the report-ready PDF and SVG and the statistics as CSV.
 
-use crate::domain::ids::{AttemptId, RevisionId};
+use adamviz_model::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
     schemas::{ARTIFACT_BUNDLE_V1, ARTIFACT_BUNDLE_V2},
 };
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// One stored artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// Both canonical forms of a record.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::{dsse, runner, set_bundle, validate};
+use crate::dsse;
+use crate::set_bundle;
+use crate::validate;
+use adamviz_engine::runner;
 
 /// Options of the validator.
 #[derive(Debug, Args)]

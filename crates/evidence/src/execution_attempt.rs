@@ -4,14 +4,14 @@
 //! the passing verification) or `failed` (with the reason, and the verification when there
 //! was one). Each is appended in the transaction that changes the attempt row.
 
-use crate::domain::ids::{AttemptId, RevisionId};
+use adamviz_model::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
     schemas::{EXECUTION_ATTEMPT_V1, EXECUTION_ATTEMPT_V2},
 };
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// What happened to the attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

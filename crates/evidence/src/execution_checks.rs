@@ -11,18 +11,16 @@ use sha2::{Digest, Sha256};
 
 pub use report_outputs::{check_pdf, check_statistics_csv, check_svg};
 
-use crate::verify::independent_statistics::{
+use crate::execution_request::ExecutionRequest;
+use crate::record::{EvidenceRecord, Unverified, Verified};
+use crate::schemas::{violations, EXECUTION_RESULT_V3};
+use adamviz_engine::compiler::compile_boxplot_script;
+use adamviz_engine::ingest::snapshot::{snapshot_hash, Snapshot};
+use adamviz_engine::runner::{canonical_hash, RunResult, RunStatus};
+use adamviz_engine::verify::independent_statistics::{
     compare_with_r, compute_cell_statistics, several_records_per_subject_visit,
 };
-use crate::{
-    compiler::compile_boxplot_script,
-    domain::{digest::Sha256Digest, spec::PlotSpec},
-    execution_request::ExecutionRequest,
-    ingest::snapshot::{snapshot_hash, Snapshot},
-    record::{EvidenceRecord, Unverified, Verified},
-    runner::{canonical_hash, RunResult, RunStatus},
-    schemas::{violations, EXECUTION_RESULT_V3},
-};
+use adamviz_model::{digest::Sha256Digest, spec::PlotSpec};
 
 /// Version of the verification's output.
 pub const VERIFICATION_VERSION: &str = "execution-verification-v2";
@@ -247,10 +245,10 @@ fn check_runner_success(input: &VerificationInput<'_>) -> Result<(), CheckFailur
         ));
     }
     let names: Vec<&str> = result.outputs.iter().map(|o| o.name.as_str()).collect();
-    if names != crate::runner::OUTPUT_FILES {
+    if names != adamviz_engine::runner::OUTPUT_FILES {
         return failed(format!(
             "outputs {names:?}, expected {:?}",
-            crate::runner::OUTPUT_FILES
+            adamviz_engine::runner::OUTPUT_FILES
         ));
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! and harness versions, the adamviz source they came from, the image size, and the title and
 //! footnotes the report-ready figure is drawn with.
 
-use crate::domain::ids::RevisionId;
+use adamviz_model::ids::RevisionId;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -14,11 +14,11 @@ use super::{
         EXECUTION_REQUEST_V5,
     },
 };
-use crate::{
-    compiler::{boxplot_script::COMPILER_VERSION, report_text::ReportText, ImageSize},
-    domain::digest::Sha256Digest,
-    runner::HARNESS_VERSION,
+use adamviz_engine::compiler::{
+    boxplot_script::COMPILER_VERSION, report_text::ReportText, ImageSize,
 };
+use adamviz_engine::runner::HARNESS_VERSION;
+use adamviz_model::digest::Sha256Digest;
 
 /// The record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

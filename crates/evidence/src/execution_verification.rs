@@ -3,18 +3,16 @@
 //! attempt, recorded for either outcome: every named check with its outcome and reason, the
 //! failed names, and the output hashes the verdict is about.
 
-use crate::domain::ids::{AttemptId, RevisionId};
+use adamviz_model::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
     schemas::{EXECUTION_VERIFICATION_V1, EXECUTION_VERIFICATION_V2},
 };
-use crate::{
-    domain::digest::Sha256Digest,
-    execution_checks::{CheckResult, ExecutionVerification},
-    runner::RunResult,
-};
+use crate::execution_checks::{CheckResult, ExecutionVerification};
+use adamviz_engine::runner::RunResult;
+use adamviz_model::digest::Sha256Digest;
 
 /// The output hashes a verdict is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

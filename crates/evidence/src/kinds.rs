@@ -14,7 +14,7 @@ use super::{
     revision_context::RevisionContextRecord,
     revision_lifecycle::RevisionLifecycleRecord,
 };
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// A verified record of any kind.
 // Records are read one at a time and matched at once; boxing them would buy nothing.

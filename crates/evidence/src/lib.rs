@@ -10,10 +10,6 @@
 //! only: no database, web server or password hashing in its dependency tree
 //! (`tests/evidence_crate_dependencies.rs` checks it).
 
-// The model and the engine under the names the modules have always used (`crate::domain::…`).
-use adamviz_engine::{compiler, ingest, runner, verify};
-use adamviz_model as domain;
-
 pub mod actor;
 pub mod approval;
 pub mod artifact_bundle;

@@ -11,7 +11,7 @@ use super::{
     canonical::canonical_forms,
     schemas::{compiled, SchemaFile, SchemaIdentityError},
 };
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// A kind of evidence record.
 pub trait EvidenceRecord: Serialize + DeserializeOwned {
@@ -56,18 +56,18 @@ macro_rules! impl_evidence_record {
                 SCHEMAS
             }
 
-            fn previous_hash(&self) -> &$crate::domain::digest::Sha256Digest {
+            fn previous_hash(&self) -> &::adamviz_model::digest::Sha256Digest {
                 &self.previous_hash
             }
 
-            fn record_hash(&self) -> &$crate::domain::digest::Sha256Digest {
+            fn record_hash(&self) -> &::adamviz_model::digest::Sha256Digest {
                 &self.record_hash
             }
 
             fn set_hashes(
                 &mut self,
-                previous: $crate::domain::digest::Sha256Digest,
-                record: $crate::domain::digest::Sha256Digest,
+                previous: ::adamviz_model::digest::Sha256Digest,
+                record: ::adamviz_model::digest::Sha256Digest,
             ) {
                 self.previous_hash = previous;
                 self.record_hash = record;

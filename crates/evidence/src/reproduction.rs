@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{actor::Actor, record::EvidenceRecord, schemas::REPRODUCTION_V1};
-use crate::domain::{digest::Sha256Digest, ids::RevisionId};
+use adamviz_model::{digest::Sha256Digest, ids::RevisionId};
 
 /// The inputs read back from the store, re-hashed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

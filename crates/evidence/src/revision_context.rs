@@ -5,7 +5,7 @@
 //! result with its environment record, the verification, the accepted bundle and the output
 //! hashes. Appended in the completion transaction.
 
-use crate::domain::ids::{AttemptId, RevisionId};
+use adamviz_model::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -17,7 +17,7 @@ use super::{
         REVISION_CONTEXT_V5, REVISION_CONTEXT_V6,
     },
 };
-use crate::domain::{digest::Sha256Digest, profile::ProfileWarning};
+use adamviz_model::{digest::Sha256Digest, profile::ProfileWarning};
 
 /// The uploaded dataset the revision was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

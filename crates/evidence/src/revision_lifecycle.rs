@@ -4,14 +4,14 @@
 //! naming the attempt, the accepted bundle and the passing verification) and `approved` (from
 //! Verified, naming the `approval` record that signed it).
 
-use crate::domain::ids::{AttemptId, RevisionId};
+use adamviz_model::ids::{AttemptId, RevisionId};
 use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
     schemas::{REVISION_LIFECYCLE_V1, REVISION_LIFECYCLE_V2, REVISION_LIFECYCLE_V3},
 };
-use crate::domain::{digest::Sha256Digest, revision::RevisionStatus};
+use adamviz_model::{digest::Sha256Digest, revision::RevisionStatus};
 
 /// The change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

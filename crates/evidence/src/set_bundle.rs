@@ -12,11 +12,9 @@ use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{
-    bundle_format::{Manifest, ManifestFile, ManifestKey},
-    dsse::{self, Envelope},
-    validate::{self, Options, Report, Verdict},
-};
+use crate::bundle_format::{Manifest, ManifestFile, ManifestKey};
+use crate::dsse::{self, Envelope};
+use crate::validate::{self, Options, Report, Verdict};
 
 /// The set bundle format this build writes.
 pub const SET_BUNDLE_FORMAT: &str = "adamviz-figure-set-bundle-v1";

@@ -48,14 +48,14 @@ use super::{
     kinds::check_schema_and_type_of,
     schemas::ALL_SCHEMAS,
 };
-use crate::{
-    bundle_format::{Manifest, BUNDLE_FORMAT},
-    compiler::{compile_boxplot_script, ImageSize},
-    domain::{digest::Sha256Digest, spec::PlotSpec},
-    ingest::snapshot::{snapshot_hash, ColumnClass, Snapshot, SnapshotColumn, SnapshotValue},
-    runner::RunRequest,
-    verify::independent_statistics::{compare_with_r, compute_cell_statistics},
+use crate::bundle_format::{Manifest, BUNDLE_FORMAT};
+use adamviz_engine::compiler::{compile_boxplot_script, ImageSize};
+use adamviz_engine::ingest::snapshot::{
+    snapshot_hash, ColumnClass, Snapshot, SnapshotColumn, SnapshotValue,
 };
+use adamviz_engine::runner::RunRequest;
+use adamviz_engine::verify::independent_statistics::{compare_with_r, compute_cell_statistics};
+use adamviz_model::{digest::Sha256Digest, spec::PlotSpec};
 
 /// A failure's code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

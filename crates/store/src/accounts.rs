@@ -2,11 +2,9 @@
 //! their roles, the role history, password columns, sessions to end, and the append-only
 //! security log.
 
-use crate::{
-    domain::account::{Account, Role},
-    sql::{Sql, SqlError, SqlRow},
-    sql_params,
-};
+use crate::sql::{Sql, SqlError, SqlRow};
+use crate::sql_params;
+use adamviz_model::account::{Account, Role};
 
 /// One security event.
 pub struct SecurityEvent<'a> {

@@ -19,10 +19,8 @@ use super::{
     ledger::{verify_ledger_with, LedgerReport},
     objects::ObjectStore,
 };
-use crate::{
-    domain::digest::Sha256Digest,
-    evidence::{artifact_bundle::ArtifactBundleRecord, kinds::check_schema_and_type_of},
-};
+use adamviz_evidence::{artifact_bundle::ArtifactBundleRecord, kinds::check_schema_and_type_of};
+use adamviz_model::digest::Sha256Digest;
 
 /// A record that failed its typed verification.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,13 +12,11 @@ use chrono::{DateTime, Duration, Utc};
 
 use serde_json::Value;
 
-use crate::{
-    db::Connection,
-    domain::ids::RevisionId,
-    ledger::{append_record, records_about, AppendError},
-    sql::{Sql, SqlError},
-    sql_params,
-};
+use crate::db::Connection;
+use crate::ledger::{append_record, records_about, AppendError};
+use crate::sql::{Sql, SqlError};
+use crate::sql_params;
+use adamviz_model::ids::RevisionId;
 
 /// Why a copy failed.
 #[derive(Debug, thiserror::Error)]

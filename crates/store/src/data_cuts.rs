@@ -3,10 +3,8 @@
 //! page's "newer cut" section, the history's two data-cut filters and a revision page's
 //! "Re-run on the new data" read it through the conditions here.
 
-use crate::{
-    sql::{Sql, SqlError},
-    sql_params,
-};
+use crate::sql::{Sql, SqlError};
+use crate::sql_params;
 
 /// SQL: a newer cut exists of the dataset of the spec named by `spec_hash` (a column or
 /// expression of the enclosing statement).

@@ -1,11 +1,9 @@
 //! The `datasets` table: one row per distinct upload (its content hash), listed newest first.
 
-use crate::{
-    sql::{Sql, SqlError, SqlRow},
-    sql_params,
-};
+use crate::sql::{Sql, SqlError, SqlRow};
+use crate::sql_params;
 
-use crate::domain::dataset::DatasetSummary;
+use adamviz_model::dataset::DatasetSummary;
 
 const COLUMNS: &str = "content_hash, file_name, format, classification, row_count, column_count,
                        dataset_name, size, uploaded_by_name, uploaded_at";

@@ -2,11 +2,9 @@
 //! PostgreSQL alike): a set and its members are written once, in one transaction, after every
 //! member's revision exists; neither is ever changed or deleted (the tables' rules refuse it).
 
-use crate::{
-    domain::ids::{FigureSetId, RevisionId},
-    sql::{Sql, SqlError},
-    sql_params,
-};
+use crate::sql::{Sql, SqlError};
+use crate::sql_params;
+use adamviz_model::ids::{FigureSetId, RevisionId};
 
 /// A new set id: 16 bytes from the system's random source.
 pub fn new_set_id() -> FigureSetId {

@@ -4,12 +4,10 @@
 
 use serde_json::Value;
 
-use crate::{
-    data_cuts::{newer_cut_exists, REVISED_FOR_NEWER_CUT},
-    domain::revision::{HistoryPage, HistoryQuery, HistoryRow, RevisionStatus},
-    sql::{Dialect, Sql, SqlError},
-    sql_params,
-};
+use crate::data_cuts::{newer_cut_exists, REVISED_FOR_NEWER_CUT};
+use crate::sql::{Dialect, Sql, SqlError};
+use crate::sql_params;
+use adamviz_model::revision::{HistoryPage, HistoryQuery, HistoryRow, RevisionStatus};
 
 /// Revisions per history page.
 pub const PAGE_SIZE: usize = 25;

@@ -7,11 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::{
-    evidence::canonical::canonical_forms,
-    sql::{Dialect, Sql, SqlError},
-    sql_params,
-};
+use crate::sql::{Dialect, Sql, SqlError};
+use crate::sql_params;
+use adamviz_evidence::canonical::canonical_forms;
 
 /// The `previous_hash` of the first record.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -116,7 +114,7 @@ pub fn append_record(
 pub enum AppendEvidenceError {
     /// The record failed sealing (its schema, most likely); nothing was written.
     #[error(transparent)]
-    Evidence(#[from] crate::evidence::record::EvidenceError),
+    Evidence(#[from] adamviz_evidence::record::EvidenceError),
     /// The ledger's head is not a hash.
     #[error("the ledger's last record hash {0:?} is not a SHA-256")]
     BadHead(String),
@@ -127,14 +125,14 @@ pub enum AppendEvidenceError {
 
 /// Seals `record` as the successor of the ledger's last record and appends it inside
 /// `transaction`; returns the verified record as stored.
-pub fn append_evidence<T: crate::evidence::record::EvidenceRecord>(
+pub fn append_evidence<T: adamviz_evidence::record::EvidenceRecord>(
     transaction: &impl Sql,
     record: T,
-) -> Result<crate::evidence::record::Verified<T>, AppendEvidenceError> {
+) -> Result<adamviz_evidence::record::Verified<T>, AppendEvidenceError> {
     let head = ledger_head(transaction)?;
-    let previous = crate::domain::digest::Sha256Digest::try_from(head.clone())
+    let previous = adamviz_model::digest::Sha256Digest::try_from(head.clone())
         .map_err(|_| AppendEvidenceError::BadHead(head))?;
-    let sealed = crate::evidence::record::seal(record, previous)?;
+    let sealed = adamviz_evidence::record::seal(record, previous)?;
     insert_row(
         transaction,
         T::KIND,
@@ -187,7 +185,7 @@ pub fn record_by_hash(
 /// Every record about revision `revision_id` (its `revision_id` field), in ledger order.
 pub fn records_about(
     connection: &impl Sql,
-    revision_id: &crate::domain::ids::RevisionId,
+    revision_id: &adamviz_model::ids::RevisionId,
 ) -> Result<Vec<StoredRecord>, SqlError> {
     // The expression of each database's index on the record's revision id.
     let sql = match connection.dialect() {

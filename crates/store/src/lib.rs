@@ -6,11 +6,6 @@
 //! The seam a second database plugs into: the web crate's use cases call functions here and
 //! hold no SQL of their own.
 
-// The other crates under the names the modules have always used (`crate::domain::…`).
-use adamviz_engine::runner;
-use adamviz_evidence as evidence;
-use adamviz_model as domain;
-
 pub mod accounts;
 pub mod audit;
 pub mod copies;
@@ -18,6 +13,7 @@ pub mod data_cuts;
 pub mod datasets;
 pub mod db;
 pub mod figure_sets;
+pub mod health;
 pub mod history;
 pub mod ledger;
 pub mod login_failures;

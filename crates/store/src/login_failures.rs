@@ -2,10 +2,8 @@
 //! rules): the failure windows per name and client, and the counted rows of the security log
 //! (one row per name, reason and window, its `repeat_count` growing).
 
-use crate::{
-    sql::{Dialect, Sql, SqlError},
-    sql_params,
-};
+use crate::sql::{Dialect, Sql, SqlError};
+use crate::sql_params;
 
 /// Adds one to the latest failure row of `event` for `name` and `detail` inside the window
 /// `[start, end)`, as seen at `now`; whether there was such a row.

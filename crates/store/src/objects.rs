@@ -20,7 +20,7 @@ use std::{
 
 use sha2::{Digest, Sha256};
 
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// Why an object could not be stored or read.
 #[derive(Debug, thiserror::Error)]
@@ -337,8 +337,8 @@ impl ObjectStore {
                 .to_str()
                 .and_then(|n| n.strip_prefix(TEMP_PREFIX))
                 .and_then(|rest| rest.split_once('-'))
-                .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok());
-            if owner.is_some_and(crate::runner::process_is_alive) {
+                .and_then(|(pid, _)| pid.parse::<u32>().ok());
+            if owner.is_some_and(crate::owner::process_exists) {
                 continue;
             }
             let path = entry.path();

@@ -57,6 +57,12 @@ impl ProcessIdentity {
     }
 }
 
+/// Whether a process with `pid` exists on this host (it may be another program that took a
+/// reused pid: then what it would own is kept, the safe side).
+pub fn process_exists(pid: u32) -> bool {
+    pid > 0 && start_ticks_of(pid).is_some()
+}
+
 /// Whether an active attempt held by `owner` until `lease_until` (RFC 3339 UTC, which compares
 /// as text) may be ended by recovery at `now`: its owner is gone, or it cannot be checked and
 /// the lease has expired. An attempt without an owner (written before owners were recorded)

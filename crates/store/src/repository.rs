@@ -8,28 +8,24 @@ use std::io::Read as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::{
-    domain::{
-        digest::Sha256Digest,
-        ids::{AttemptId, RevisionId},
-    },
-    evidence::actor::Actor,
-    evidence::{
-        artifact_bundle::ArtifactBundleRecord,
-        execution_attempt::{AttemptEvent, AttemptFacts, ExecutionAttemptRecord},
-        revision_context::RevisionInputs,
-        revision_lifecycle::{PromotionBasis, RevisionLifecycleRecord},
-    },
-    ledger::{append_evidence, utc_now, AppendEvidenceError},
-    objects::{ObjectStore, ObjectStoreError},
-    sql::{Dialect, Sql, SqlError, SqlRow},
-    sql_params,
+use crate::ledger::{append_evidence, utc_now, AppendEvidenceError};
+use crate::objects::{ObjectStore, ObjectStoreError};
+use crate::sql::{Dialect, Sql, SqlError, SqlRow};
+use crate::sql_params;
+use adamviz_evidence::actor::Actor;
+use adamviz_evidence::{
+    artifact_bundle::ArtifactBundleRecord,
+    execution_attempt::{AttemptEvent, AttemptFacts, ExecutionAttemptRecord},
+    revision_context::RevisionInputs,
+    revision_lifecycle::{PromotionBasis, RevisionLifecycleRecord},
+};
+use adamviz_model::{
+    digest::Sha256Digest,
+    ids::{AttemptId, RevisionId},
 };
 
-pub use crate::{
-    domain::revision::RevisionStatus,
-    evidence::artifact_bundle::{ArtifactRef, BundleArtifacts, BundleToAccept},
-};
+pub use adamviz_evidence::artifact_bundle::{ArtifactRef, BundleArtifacts, BundleToAccept};
+pub use adamviz_model::revision::RevisionStatus;
 
 mod attempts;
 

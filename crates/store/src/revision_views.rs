@@ -1,12 +1,10 @@
 //! The revisions as the pages read them: the list's rows (question, title, author), a revision's
 //! lineage, the signing attempts the security log holds about it, the dataset of its spec.
 
-use crate::{
-    sql::{Sql, SqlError, SqlRow},
-    sql_params,
-};
+use crate::sql::{Sql, SqlError, SqlRow};
+use crate::sql_params;
 
-use crate::domain::{
+use adamviz_model::{
     ids::RevisionId,
     revision::{RevisionStatus, RevisionSummary, SigningAttempt},
 };

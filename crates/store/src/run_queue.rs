@@ -7,18 +7,15 @@
 //! Written against [`Sql`]: runners on several hosts share one PostgreSQL queue as the server's
 //! runners share the SQLite one.
 
-use crate::{
-    domain::ids::{AttemptId, RevisionId},
-    evidence::actor::Actor,
-    ledger::utc_now,
-    owner::ProcessIdentity,
-    repository::{
-        attempt_id_for, fail_attempt, get_attempt, get_revision, id_at, RepositoryError,
-        RevisionStatus,
-    },
-    sql::{Sql, SqlError, SqlRow},
-    sql_params,
+use crate::ledger::utc_now;
+use crate::owner::ProcessIdentity;
+use crate::repository::{
+    attempt_id_for, fail_attempt, get_attempt, get_revision, id_at, RepositoryError, RevisionStatus,
 };
+use crate::sql::{Sql, SqlError, SqlRow};
+use crate::sql_params;
+use adamviz_evidence::actor::Actor;
+use adamviz_model::ids::{AttemptId, RevisionId};
 
 /// Where a run request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

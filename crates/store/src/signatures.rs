@@ -2,14 +2,12 @@
 //! made a revision, its evidence head, failed reproductions, the signing lock's events, the
 //! approval records, and the move Verified → Approved with its lifecycle record.
 
-use crate::{
-    domain::{digest::Sha256Digest, ids::RevisionId},
-    evidence::{actor::Actor, revision_lifecycle::RevisionLifecycleRecord},
-    ledger::{append_evidence, AppendEvidenceError},
-    repository::Revision,
-    sql::{Sql, SqlError},
-    sql_params,
-};
+use crate::ledger::{append_evidence, AppendEvidenceError};
+use crate::repository::Revision;
+use crate::sql::{Sql, SqlError};
+use crate::sql_params;
+use adamviz_evidence::{actor::Actor, revision_lifecycle::RevisionLifecycleRecord};
+use adamviz_model::{digest::Sha256Digest, ids::RevisionId};
 
 /// Who made revision `id`, as its creation record names them: (account id, when the revision
 /// was made in the web; the account or command-line name).

@@ -3,12 +3,10 @@
 //! already uses (author, status, the open runs, the ledger's revision index) so that the list
 //! stays fast with tens of thousands of revisions.
 
-use crate::{
-    data_cuts::newer_cut_exists,
-    domain::work_list::{WorkKind, WorkList, WorkSection, WORK_ROWS},
-    history::rows_by_id,
-    sql::{Dialect, Sql, SqlError, SqlValue},
-};
+use crate::data_cuts::newer_cut_exists;
+use crate::history::rows_by_id;
+use crate::sql::{Dialect, Sql, SqlError, SqlValue};
+use adamviz_model::work_list::{WorkKind, WorkList, WorkSection, WORK_ROWS};
 
 /// Who the list is for.
 #[derive(Debug, Clone, Copy)]

@@ -16,41 +16,12 @@ use axum::{
 };
 use tower_sessions::Session;
 
-use crate::{
-    api::{
-        boundary::{internal, signed_in, with_database, ApiContext},
-        error::AppError,
-    },
-    domain::{account::Role, dataset::UploadOutcome},
-    service::{
-        accounts,
-        datasets::record_upload,
-        upload::{receive_upload, ReceivedUpload, UploadError},
-    },
-    store::objects::ObjectStoreError,
+use crate::api::{
+    boundary::{internal, signed_in, ApiContext},
+    error::AppError,
 };
-
-/// Reads the chunks a request sends through a channel, as the blocking store expects.
-struct ChannelReader {
-    chunks: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
-    current: Bytes,
-}
-
-impl std::io::Read for ChannelReader {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        while self.current.is_empty() {
-            match self.chunks.blocking_recv() {
-                Some(Ok(chunk)) => self.current = chunk,
-                Some(Err(error)) => return Err(error),
-                None => return Ok(0),
-            }
-        }
-        let n = buffer.len().min(self.current.len());
-        buffer[..n].copy_from_slice(&self.current[..n]);
-        self.current = self.current.slice(n..);
-        Ok(n)
-    }
-}
+use adamviz_model::{account::Role, dataset::UploadOutcome};
+use adamviz_services::upload::UploadError;
 
 /// A limit in words: "1 GiB", "512 MiB", else bytes.
 pub fn limit_text(limit: u64) -> String {
@@ -65,16 +36,16 @@ pub fn limit_text(limit: u64) -> String {
     }
 }
 
+/// What a query value keeps as it is: RFC 3986's unreserved characters.
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A message as a query value.
 fn percent_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(text, QUERY_VALUE).to_string()
 }
 
 fn refuse(error: AppError, html: bool) -> Response {
@@ -160,14 +131,22 @@ async fn upload(
                     ));
                 };
                 let file_name = field.file_name().unwrap_or("upload").to_owned();
-                let (sender, chunks) = tokio::sync::mpsc::channel(4);
-                let (objects, limit) = (context.objects.clone(), context.upload_limit);
-                let store = tokio::task::spawn_blocking(move || {
-                    let reader = ChannelReader {
-                        chunks,
-                        current: Bytes::new(),
-                    };
-                    receive_upload(&objects, reader, &classification, limit)
+                // The chunks go through a channel to the blocking store, which reads them as
+                // a plain `Read` (the field borrows the request, so it cannot go itself).
+                let (sender, chunks) =
+                    tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+                let chunks = futures::stream::unfold(chunks, |mut chunks| async move {
+                    chunks.recv().await.map(|chunk| (chunk, chunks))
+                });
+                let reader = tokio_util::io::SyncIoBridge::new(tokio_util::io::StreamReader::new(
+                    Box::pin(chunks),
+                ));
+                let services = context.services.clone();
+                let stored = tokio::spawn(async move {
+                    services
+                        .upload(reader, classification, file_name.clone(), account)
+                        .await
+                        .map_err(|error| refusal(error, &file_name))
                 });
                 loop {
                     let chunk = match field.chunk().await {
@@ -182,8 +161,7 @@ async fn upload(
                     }
                 }
                 drop(sender);
-                let received = store.await.map_err(internal)?;
-                return finish(context, received, &file_name, account).await;
+                return stored.await.map_err(internal)?;
             }
             _ => {}
         }
@@ -191,45 +169,22 @@ async fn upload(
     Err(AppError::invalid("file", "choose a file to upload"))
 }
 
-async fn finish(
-    context: &ApiContext,
-    received: Result<ReceivedUpload, UploadError>,
-    file_name: &str,
-    account: crate::domain::account::Account,
-) -> Result<UploadOutcome, AppError> {
-    let received = match received {
-        Ok(received) => received,
-        Err(UploadError::Classification(error)) => {
-            return Err(AppError::invalid("classification", error.to_string()))
+/// What the uploader is told of a refused upload.
+fn refusal(error: UploadError, file_name: &str) -> AppError {
+    if let Some(limit) = error.limit_exceeded() {
+        return AppError::TooLarge(format!(
+            "the file is larger than the upload limit of {} ({limit} bytes); nothing was stored",
+            limit_text(limit)
+        ));
+    }
+    match error {
+        UploadError::Classification(error) => {
+            AppError::invalid("classification", error.to_string())
         }
-        Err(UploadError::Store(ObjectStoreError::TooLarge { limit })) => {
-            return Err(AppError::TooLarge(format!(
-                "the file is larger than the upload limit of {} ({limit} bytes); nothing was stored",
-                limit_text(limit)
-            )))
-        }
-        Err(UploadError::Store(error)) => return Err(internal(error)),
-        Err(UploadError::Unreadable { object, source }) => {
-            // Bytes no reader accepts are removed only if this upload put them there: bytes
-            // stored before (an artifact, another upload) stay whatever they are.
-            let digest = object.digest;
-            if object.created {
-                let objects = context.objects.clone();
-                tokio::task::spawn_blocking(move || objects.remove(&digest))
-                    .await
-                    .map_err(internal)?
-                    .map_err(internal)?;
-            }
-            return Err(AppError::invalid(
-                "file",
-                format!("{file_name}: {source}; no dataset was added"),
-            ));
-        }
-    };
-    let file_name = file_name.to_owned();
-    with_database(context, move |connection| {
-        record_upload(connection, &received, &file_name, &account, accounts::now())
-            .map_err(internal)
-    })
-    .await
+        UploadError::Unreadable { source, .. } => AppError::invalid(
+            "file",
+            format!("{file_name}: {source}; no dataset was added"),
+        ),
+        other => internal(other),
+    }
 }

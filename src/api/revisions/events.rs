@@ -15,14 +15,11 @@ use axum::{
 };
 use tower_sessions::Session;
 
-use crate::{
-    api::{
-        boundary::{internal, signed_in, ApiContext},
-        error::AppError,
-    },
-    domain::{ids::RevisionId, revision::RunStatus},
-    service::{accounts::session_still_stored, runs::status_of_revision},
+use crate::api::{
+    boundary::{internal, signed_in, ApiContext},
+    error::AppError,
 };
+use adamviz_model::{ids::RevisionId, revision::RunStatus};
 
 /// How often the stream looks at the status.
 const POLL: Duration = Duration::from_millis(500);
@@ -32,7 +29,9 @@ pub async fn status_of(
     context: &ApiContext,
     revision: &RevisionId,
 ) -> Result<Option<RunStatus>, AppError> {
-    status_of_revision(&context.database, revision)
+    context
+        .services
+        .run_status(revision)
         .await
         .map_err(internal)
 }
@@ -50,7 +49,7 @@ async fn still_signed_in(context: &ApiContext, session: &Session) -> bool {
     let Some(id) = session.id().map(|id| id.to_string()) else {
         return false;
     };
-    let stored = session_still_stored(&context.database, id).await;
+    let stored = context.services.session_still_stored(id).await;
     matches!(stored, Ok(true)) && signed_in(session, context).await.is_ok()
 }
 

@@ -16,11 +16,8 @@ use axum::{
 };
 use tower_sessions::Session;
 
-use crate::{
-    api::boundary::{signed_in, ApiContext},
-    domain::ids::RevisionId,
-    service::revisions::artifact_bytes,
-};
+use crate::api::boundary::{signed_in, ApiContext};
+use adamviz_model::ids::RevisionId;
 
 /// The media type of an artifact by its name.
 pub fn media_type(name: &str) -> &'static str {
@@ -56,19 +53,18 @@ pub async fn revision_file(
     let Ok(revision) = RevisionId::parse(&id) else {
         return not_found();
     };
-    let (artifact, bytes) =
-        match artifact_bytes(&context.database, &context.objects, &revision, &name).await {
-            Ok(Some(found)) => found,
-            Ok(None) => return not_found(),
-            Err(error) => {
-                tracing::error!(%error, revision = %id, name, "cannot serve an artifact");
-                return (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the artifact cannot be read back intact; the server log says why",
-                )
-                    .into_response();
-            }
-        };
+    let (artifact, bytes) = match context.services.artifact(&revision, &name).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return not_found(),
+        Err(error) => {
+            tracing::error!(%error, revision = %id, name, "cannot serve an artifact");
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the artifact cannot be read back intact; the server log says why",
+            )
+                .into_response();
+        }
+    };
     let etag = format!("\"{}\"", artifact.sha256);
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -118,20 +114,14 @@ pub async fn revision_evidence(
     session: Session,
     Path(id): Path<String>,
 ) -> Response {
-    use crate::service::bundle::{export_for_download, ExportError};
+    use adamviz_services::bundle::ExportError;
     if let Err(error) = signed_in(&session, &context).await {
         return (StatusCode::UNAUTHORIZED, error.to_string()).into_response();
     }
     let Ok(revision) = RevisionId::parse(&id) else {
         return (StatusCode::NOT_FOUND, format!("there is no revision {id}")).into_response();
     };
-    let exported = export_for_download(
-        &context.database,
-        &context.objects,
-        context.key.as_ref(),
-        &revision,
-    )
-    .await;
+    let exported = context.services.evidence_bundle(&revision).await;
     match exported {
         Ok(bytes) => evidence_download(bytes, &id),
         Err(ExportError::NoRevision(_)) => {

@@ -9,14 +9,12 @@ use axum::{
 };
 use tower_sessions::Session;
 
-use crate::{
-    api::{
-        boundary::{signed_in, ApiContext},
-        revisions::files::evidence_download,
-    },
-    domain::ids::FigureSetId,
-    service::{bundle::ExportError, figure_sets::stored_set, set_bundle::export_set_for_download},
+use crate::api::{
+    boundary::{signed_in, ApiContext},
+    revisions::files::evidence_download,
 };
+use adamviz_model::ids::FigureSetId;
+use adamviz_services::bundle::ExportError;
 
 /// The set's evidence bundle as a download (404 for no such set, 503 without a signing key).
 pub async fn set_evidence(
@@ -37,7 +35,7 @@ pub async fn set_evidence(
     let Ok(set_id) = FigureSetId::parse(&id) else {
         return not_found();
     };
-    let set = match stored_set(&context.database, &set_id).await {
+    let set = match context.services.stored_set(&set_id).await {
         Ok(Some(set)) => set,
         Ok(None) => return not_found(),
         Err(error) => {
@@ -49,14 +47,7 @@ pub async fn set_evidence(
                 .into_response();
         }
     };
-    match export_set_for_download(
-        &context.database,
-        &context.objects,
-        context.key.as_ref(),
-        &set,
-    )
-    .await
-    {
+    match context.services.set_evidence_bundle(&set).await {
         Ok(bytes) => evidence_download(bytes, &id),
         Err(error @ ExportError::NoKey) => {
             (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response()

@@ -2,7 +2,7 @@
 //! each with why it is asked and its messages beside it.
 
 use super::*;
-use crate::domain::records::RecordOption;
+use adamviz_model::records::RecordOption;
 
 /// What every control needs.
 #[derive(Clone, Copy)]

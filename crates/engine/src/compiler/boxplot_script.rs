@@ -20,12 +20,10 @@ use super::{
     r_printer::{print_script, PrintError},
     r_syntax::{build::*, BinaryOp, RExpr, RScript, RStatement},
 };
-use crate::{
-    domain::{
-        digest::Sha256Digest,
-        spec::{LowNAction, PlotSpec, SpecState, YScale},
-    },
-    ingest::snapshot::SnapshotColumn,
+use crate::ingest::snapshot::SnapshotColumn;
+use adamviz_model::{
+    digest::Sha256Digest,
+    spec::{LowNAction, PlotSpec, SpecState, YScale},
 };
 
 /// Version of this compiler's output; part of every script header.
@@ -80,7 +78,7 @@ pub enum CompileError {
     NotConfirmed,
     /// The spec could not be hashed.
     #[error(transparent)]
-    SpecHash(#[from] crate::domain::spec::CanonicalJsonError),
+    SpecHash(#[from] adamviz_model::spec::CanonicalJsonError),
     /// Text the script would carry cannot be an R string.
     #[error(transparent)]
     Print(#[from] PrintError),

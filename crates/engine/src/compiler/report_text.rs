@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{
+use adamviz_model::{
     digest::Sha256Digest,
     spec::{PlotSpec, RecordsPerSubjectVisit},
 };
@@ -111,7 +111,7 @@ pub fn report_text(spec: &PlotSpec, facts: ReportFacts<'_>) -> ReportText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::spec::{
+    use adamviz_model::spec::{
         LowNAction, LowNPolicy, ParameterChoice, RecordFilter, SpecState, TreatmentChoice,
         VisitChoice, VisitOrderSource, YScale,
     };

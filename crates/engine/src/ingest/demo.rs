@@ -52,6 +52,9 @@ fn round1(value: f64) -> f64 {
     (value * 10.0).round() / 10.0
 }
 
+/// Subjects per arm in the shipped demo dataset (`public/demo/adlb-synthetic.xpt`).
+pub const DEMO_SUBJECTS_PER_ARM: usize = 20;
+
 /// Generates the demo dataset with `subjects_per_arm` subjects in each of three arms.
 pub fn generate_demo_table(subjects_per_arm: usize) -> Table {
     let mut rng = SplitMix64(0x000A_DA4D_1A95);

@@ -1,5 +1,5 @@
 //! Profiling a table: column facts, candidate roles, per-parameter units and reviewer warnings
-//! (see `crate::domain::profile` for the shapes). Pure: a table in, a profile out.
+//! (see `adamviz_model::profile` for the shapes). Pure: a table in, a profile out.
 
 //!
 //! Text columns are dictionary-encoded (see `table::TextValues`), so the per-row work here counts
@@ -21,7 +21,7 @@ use super::{
     sas_dates::{temporal_kind, to_iso8601, Temporal},
     table::{Column, ColumnData, NumericValues, Table, TextValues},
 };
-use crate::domain::{
+use adamviz_model::{
     digest::Sha256Digest,
     profile::{
         CandidateRoles, ColumnKind, ColumnProfile, DatasetProfile, ParameterProfile,

@@ -29,7 +29,7 @@ use super::{
     profile::order_missing_last,
     table::{ColumnData, NumericValues, Table, TextValues},
 };
-use crate::domain::{
+use adamviz_model::{
     digest::Sha256Digest,
     spec::{PlotSpec, SpecState, VisitOrderSource},
 };
@@ -101,7 +101,7 @@ pub enum SnapshotError {
     NotConfirmed,
     /// A confirmed spec cannot leave a choice open.
     #[error(transparent)]
-    OpenChoice(#[from] crate::domain::spec::OpenChoice),
+    OpenChoice(#[from] adamviz_model::spec::OpenChoice),
     /// The record choice does not fit the table.
     #[error(transparent)]
     RecordChoice(#[from] super::records::RecordChoiceError),

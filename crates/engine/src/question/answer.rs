@@ -2,7 +2,8 @@
 //! `--set QUESTION=ANSWER` texts become one [`Answer`] each (the text syntax is read once, at the
 //! edge, by [`Answer::parse`]), and [`apply_answer`] applies an answer to a draft spec.
 
-use crate::domain::{
+use crate::question::matcher::default_title;
+use adamviz_model::{
     confirmation::{AnswerError, QUESTION_IDS},
     profile::{DatasetProfile, ParameterProfile},
     spec::{
@@ -10,7 +11,6 @@ use crate::domain::{
         VisitOrderSource, YScale,
     },
 };
-use crate::question::matcher::default_title;
 
 /// The smallest and largest low-N threshold a spec may carry.
 pub const LOW_N_THRESHOLD_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;

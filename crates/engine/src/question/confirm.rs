@@ -5,16 +5,16 @@
 
 use std::collections::HashSet;
 
-use crate::domain::{
-    digest::Sha256Digest,
-    spec::{ParameterChoice, PlotSpec, RecordsPerSubjectVisit, SpecState, VisitOrderSource},
-};
 use crate::ingest::{
     profile::unit_from_label,
     records::{
         record_choice_test, several_records, RecordChoiceError, RecordChoiceTest, SelectionColumns,
     },
     table::{ColumnData, Table, TextValues},
+};
+use adamviz_model::{
+    digest::Sha256Digest,
+    spec::{ParameterChoice, PlotSpec, RecordsPerSubjectVisit, SpecState, VisitOrderSource},
 };
 
 /// One reason a spec cannot be confirmed.

@@ -2,13 +2,13 @@
 //! and the CLI ask (question, proposed answer, allowed answers, why it is asked). Answers are
 //! read and applied in [`crate::question::answer`].
 
-use crate::domain::{
+use crate::question::matcher::parameters_named_equally;
+use adamviz_model::{
     confirmation::{AllowedAnswers, ConfirmationQuestion, UnavailableChoice},
     profile::{DatasetProfile, ParameterProfile},
     records::RecordsAnalysis,
     spec::{LowNAction, PlotSpec, RecordFilter, RecordsPerSubjectVisit, YScale},
 };
-use crate::question::matcher::parameters_named_equally;
 
 fn list_text(items: &[String]) -> String {
     if items
@@ -40,7 +40,7 @@ fn low_n_action_text(action: LowNAction) -> &'static str {
     }
 }
 
-/// The questions for `spec` over `profile`, in [`QUESTION_IDS`](crate::domain::confirmation::QUESTION_IDS) order. `records` is what the
+/// The questions for `spec` over `profile`, in [`QUESTION_IDS`](adamviz_model::confirmation::QUESTION_IDS) order. `records` is what the
 /// selection holds per subject and visit: the record question is asked when some subject has
 /// several records at a visit (or when the spec already answers it with a choice).
 pub fn confirmation_questions(

@@ -6,18 +6,18 @@
 
 use serde::Serialize;
 
-use crate::domain::{
+use crate::ingest::{
+    records::{analyse_records, values_per_visit},
+    table::Table,
+};
+use crate::question::{confirmation::confirmation_questions, matcher::propose_draft};
+use adamviz_model::{
     confirmation::ConfirmationQuestion,
     matcher::{MatchError, MatchNote},
     profile::DatasetProfile,
     records::RecordsAnalysis,
     spec::PlotSpec,
 };
-use crate::ingest::{
-    records::{analyse_records, values_per_visit},
-    table::Table,
-};
-use crate::question::{confirmation::confirmation_questions, matcher::propose_draft};
 
 /// A draft with its explanations and questions.
 #[derive(Debug, Clone, Serialize)]

@@ -3,7 +3,7 @@
 //! against parameter codes and whole labels (every word of the question counts), visit labels
 //! and a few fixed phrases.
 
-use crate::domain::{
+use adamviz_model::{
     matcher::{MatchError, MatchNote},
     profile::{
         CandidateRoles, DatasetProfile, ParameterProfile, VisitLevel, VisitsOf,
@@ -353,7 +353,7 @@ fn choose_filters(profile: &DatasetProfile, visits: &[String]) -> (Vec<RecordFil
     let anl01fl = roles.record_flags.iter().any(|f| f == "ANL01FL");
     let baseline_kept = visits.iter().any(|v| v.eq_ignore_ascii_case("baseline"));
     let anl_removes_baseline = profile.warnings.iter().any(|w| {
-        matches!(w, crate::domain::profile::ProfileWarning::FlagRemovesBaseline { flag, .. } if flag == "ANL01FL")
+        matches!(w, adamviz_model::profile::ProfileWarning::FlagRemovesBaseline { flag, .. } if flag == "ANL01FL")
     });
     let flag = |column: &str| RecordFilter {
         column: column.to_owned(),

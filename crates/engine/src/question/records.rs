@@ -7,12 +7,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::domain::{
+use crate::ingest::table::{ColumnData, Table, TextValues};
+use adamviz_model::{
     profile::EXAMPLE_CAP,
     records::{RecordOption, RecordsAnalysis},
     spec::{PlotSpec, RecordsPerSubjectVisit},
 };
-use crate::ingest::table::{ColumnData, Table, TextValues};
 
 mod choices;
 #[cfg(test)]

@@ -4,12 +4,10 @@
 
 use std::collections::HashMap;
 
-use crate::{
-    domain::{
-        spec::PlotSpec,
-        statistics::{agree_at_scale, cell_statistics, CellStatistics},
-    },
-    ingest::snapshot::{Snapshot, SnapshotValue},
+use crate::ingest::snapshot::{Snapshot, SnapshotValue};
+use adamviz_model::{
+    spec::PlotSpec,
+    statistics::{agree_at_scale, cell_statistics, CellStatistics},
 };
 
 /// Relative tolerance for comparing adamviz's numbers with R's.

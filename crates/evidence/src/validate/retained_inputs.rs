@@ -202,14 +202,14 @@ pub fn run_request_from(
     context: &serde_json::Value,
     script: Vec<u8>,
     snapshot_csv: &[u8],
-) -> Result<crate::runner::RunRequest, RetainedInputError> {
+) -> Result<adamviz_engine::runner::RunRequest, RetainedInputError> {
     let columns = snapshot_columns(&context["snapshot"]["columns"])?;
     let snapshot = read_snapshot_csv(snapshot_csv, columns)?;
     let hash = |field: &'static str| {
         Sha256Digest::try_from(request[field].as_str().unwrap_or_default().to_owned())
             .map_err(|_| RetainedInputError::NotAHash(field))
     };
-    Ok(crate::runner::RunRequest {
+    Ok(adamviz_engine::runner::RunRequest {
         script,
         expected_script_hash: hash("script_hash")?,
         snapshot: std::sync::Arc::new(snapshot),

@@ -14,11 +14,9 @@
 
 use serde_json::Value;
 
-use crate::{
-    domain::account::Role,
-    sql::{Sql, SqlError},
-    sql_params,
-};
+use crate::sql::{Sql, SqlError};
+use crate::sql_params;
+use adamviz_model::account::Role;
 
 /// An approval the database does not back.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use std::{
 use sha2::{Digest, Sha256};
 
 use super::{io_error, ObjectStoreError};
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// Bytes read and written at a time; the hashing thread is at most [`CHUNKS_IN_FLIGHT`] of these
 /// behind.

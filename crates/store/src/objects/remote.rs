@@ -15,7 +15,7 @@ use object_store::{
     PutOptions, PutPayload,
 };
 
-use crate::domain::digest::Sha256Digest;
+use adamviz_model::digest::Sha256Digest;
 
 /// Where the shared objects live, as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

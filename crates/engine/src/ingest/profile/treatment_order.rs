@@ -5,8 +5,8 @@
 //! labels carry doses; else the order of first appearance.
 
 use super::{keep_smallest, numeric_column, order_missing_last, text_column};
-use crate::domain::profile::LevelsOf;
 use crate::ingest::table::{NumericValues, Table, TextValues};
+use adamviz_model::profile::LevelsOf;
 
 mod doses;
 

@@ -11,10 +11,8 @@ use super::{
     tuples::{TupleCounts, TupleSet},
     TrimmedLabels, BASELINE_FLAG,
 };
-use crate::{
-    domain::profile::{CandidateRoles, ProfileWarning, EXAMPLE_CAP},
-    ingest::table::{NumericValues, Table, TextValues},
-};
+use crate::ingest::table::{NumericValues, Table, TextValues};
+use adamviz_model::profile::{CandidateRoles, ProfileWarning, EXAMPLE_CAP};
 
 /// The visit columns' warnings: padded labels, visits without an order number, and labels and
 /// order numbers that do not pair one to one.

@@ -9,11 +9,11 @@
 use std::collections::HashMap;
 
 use super::{codes_matching, is_analysis_flag, records_per_key, SelectionColumns};
-use crate::domain::{
+use crate::ingest::table::{ColumnData, Table, TextValues};
+use adamviz_model::{
     records::{record_choice_in_words, RecordOption},
     spec::{PlotSpec, RecordsPerSubjectVisit},
 };
-use crate::ingest::table::{ColumnData, Table, TextValues};
 
 /// A column is offered as telling records apart only if it has at most this many distinct
 /// values among the duplicated records (a time stamp or a sequence number is not a choice).

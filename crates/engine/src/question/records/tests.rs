@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::domain::{digest::Sha256Digest, profile::DatasetProfile, records::RecordOption};
 use crate::ingest::{csv::read_csv, profile::profile_table, snapshot::take_snapshot};
 use crate::question::{confirm::confirm_spec, draft::draft_spec};
+use adamviz_model::{digest::Sha256Digest, profile::DatasetProfile, records::RecordOption};
 
 /// A CSV built row by row: cells by column name, blank where a row names none.
 struct Csv {
