@@ -78,7 +78,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WASM_BIND
   install_pinned_crate wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen webpki-roots@1.0.10
 fi
 
-if [ "$(cargo machete --version 2>/dev/null || true)" != "cargo-machete $CARGO_MACHETE_VERSION" ]; then
+if [ "$(cargo machete --version 2>/dev/null || true)" != "$CARGO_MACHETE_VERSION" ]; then
   log "building cargo-machete $CARGO_MACHETE_VERSION from crates.io source"
   cargo install -q --locked --debug cargo-machete --version "$CARGO_MACHETE_VERSION"
 fi

@@ -1,5 +1,5 @@
 //! Sessions: log in, log out, who is logged in, and the first-start setup of the first admin.
-//! Thin: each takes the session and the context, calls `service::accounts`, and shapes the
+//! Thin: each takes the session and the context, calls one `Services` method, and shapes the
 //! answer.
 
 use leptos::prelude::*;

@@ -125,7 +125,7 @@ fn peak_rss_bytes() -> anyhow::Result<u64> {
 }
 
 /// One upload of `file` (streamed into a fresh object store while hashed, then read from the
-/// stored object, as `service::upload::receive_upload` does for every upload) and its profile,
+/// stored object, as `adamviz_services::upload::receive_upload` does for every upload) and its profile,
 /// each timed.
 fn read_and_profile(file: &Path) -> anyhow::Result<(f64, f64, usize)> {
     let store_dir = tempfile::tempdir()?;

@@ -5,7 +5,7 @@
 //! against the machine's physical limit: the same compiled script run with bare `Rscript --vanilla`, as many at a
 //! time as there are runners. N Draft revisions of the pilot's ALT spec are made first; then N
 //! simulated users press Run at the same moment (each on its own revision, through
-//! `service::runs::start_run`, what the web's server function calls — not over HTTP), and the
+//! `adamviz_services::runs::start_run`, what the web's server function calls — not over HTTP), and the
 //! clock stops when the last one is Verified. It prints figures; it never fails because a
 //! target is missed.
 

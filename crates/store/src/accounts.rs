@@ -1,4 +1,4 @@
-//! The SQL of accounts (the web crate's `service::accounts` holds the rules): account rows with
+//! The SQL of accounts (`adamviz_services::accounts` holds the rules): account rows with
 //! their roles, the role history, password columns, sessions to end, and the append-only
 //! security log.
 

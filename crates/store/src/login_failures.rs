@@ -1,4 +1,4 @@
-//! The SQL of login throttling (the web crate's `service::accounts::login_limits` holds the
+//! The SQL of login throttling (`adamviz_services::accounts::login_limits` holds the
 //! rules): the failure windows per name and client, and the counted rows of the security log
 //! (one row per name, reason and window, its `repeat_count` growing).
 

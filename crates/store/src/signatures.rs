@@ -1,4 +1,4 @@
-//! The SQL of electronic signatures (the web crate's `service::approvals` holds the rules): who
+//! The SQL of electronic signatures (`adamviz_services::approvals` holds the rules): who
 //! made a revision, its evidence head, failed reproductions, the signing lock's events, the
 //! approval records, and the move Verified → Approved with its lifecycle record.
 

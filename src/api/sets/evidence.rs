@@ -1,6 +1,6 @@
 //! `GET /api/sets/{id}/evidence` (logged in): the figure set's evidence bundle, a zip of each
 //! Verified or Approved figure's own bundle and the set manifest, signed with the installation's
-//! key (`service::set_bundle`).
+//! key (`adamviz_services::set_bundle`).
 
 use axum::{
     extract::{Path, State},
