@@ -76,6 +76,9 @@ pub struct RunQueue {
     settings: QueueSettings,
     wake: Notify,
     phases: Mutex<HashMap<AttemptId, watch::Sender<Option<RunPhase>>>>,
+    /// Counts the run-status changes this process stored (a claim, a phase, an end), so that
+    /// a page following a run wakes when its status moved instead of on a timer alone.
+    status_changes: watch::Sender<u64>,
     runners_started: AtomicBool,
 }
 
@@ -86,6 +89,7 @@ impl RunQueue {
             settings,
             wake: Notify::new(),
             phases: Mutex::new(HashMap::new()),
+            status_changes: watch::Sender::new(0),
             runners_started: AtomicBool::new(false),
         }
     }
@@ -93,6 +97,18 @@ impl RunQueue {
     /// The settings.
     pub fn settings(&self) -> QueueSettings {
         self.settings
+    }
+
+    /// Says that this process stored a change of some run's status.
+    pub(crate) fn status_changed(&self) {
+        self.status_changes
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    /// A receiver that sees every run-status change this process stores (changes stored by
+    /// another process, a worker or another node, are not seen here).
+    pub fn status_changes(&self) -> watch::Receiver<u64> {
+        self.status_changes.subscribe()
     }
 
     fn with_phases<T>(
@@ -191,6 +207,7 @@ pub async fn start_run(
         return Err(StartRunError::BadKey);
     }
     let (request, _) = queue_run(context, revision_id, key, actor, None).await?;
+    context.queue.status_changed();
     context.ensure_local_runners();
     context.queue.wake.notify_waiters();
     Ok(request.attempt_id)

@@ -549,6 +549,12 @@ impl Services {
         runs::status_of_revision(&self.database, id).await
     }
 
+    /// A receiver that wakes whenever this process stores a change of a run's status (queued,
+    /// claimed, a phase, the end). Changes stored by another process are not seen here.
+    pub fn run_status_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.runs.status_changes()
+    }
+
     /// Starts (or joins, under the same idempotency key) the governed run of a Draft revision.
     pub async fn start_run(
         &self,

@@ -1,5 +1,5 @@
 //! `GET /api/revisions/{id}/events` (logged in): the run status as server-sent events, one
-//! `status` event (a `RunStatus` as JSON) whenever it changes, checked twice a second, ending
+//! `status` event (a `RunStatus` as JSON) whenever it changes, ending
 //! once the status can no longer change by itself (Verified, failed, not run), or once the
 //! session that opened it has ended (logout, the idle or absolute limit, a disabled account):
 //! the session is checked again at every look.
@@ -21,8 +21,10 @@ use crate::api::{
 };
 use adamviz_model::{ids::RevisionId, revision::RunStatus};
 
-/// How often the stream looks at the status.
-const POLL: Duration = Duration::from_millis(500);
+/// The stream looks at the status as soon as this process stores a change of a run's status
+/// (`Services::run_status_changes`); a run taken by another process (a worker, another node)
+/// is seen at the next look, which comes after this long at the latest.
+const LOOK_AT_LEAST_EVERY: Duration = Duration::from_millis(500);
 
 /// The status of `revision` now; `None` when there is no such revision.
 pub async fn status_of(
@@ -71,9 +73,17 @@ pub async fn status_events(
         Err(error) => return refuse(error),
     }
     // State: the last status sent, and whether the stream is over.
+    let changes = context.services.run_status_changes();
     let stream = futures::stream::unfold(
-        (context, session, revision, None::<RunStatus>, false),
-        |(context, session, revision, last, done)| async move {
+        (
+            context,
+            session,
+            revision,
+            changes,
+            None::<RunStatus>,
+            false,
+        ),
+        |(context, session, revision, mut changes, last, done)| async move {
             if done {
                 return None;
             }
@@ -93,10 +103,17 @@ pub async fn status_events(
                         .unwrap_or_else(|_| Event::default().event("status"));
                     return Some((
                         Ok::<_, Infallible>(event),
-                        (context, session, revision, Some(status), finished),
+                        (context, session, revision, changes, Some(status), finished),
                     ));
                 }
-                tokio::time::sleep(POLL).await;
+                // Wait for a change this process stores, or at most the fallback interval for
+                // one another process stores (the sender lives as long as the services).
+                if let Ok(Err(_)) =
+                    tokio::time::timeout(LOOK_AT_LEAST_EVERY, changes.changed()).await
+                {
+                    // No sender (the services are gone): look at the fallback pace only.
+                    tokio::time::sleep(LOOK_AT_LEAST_EVERY).await;
+                }
             }
         },
     );

@@ -27,7 +27,7 @@ use std::{
     time::{Duration as StdDuration, Instant},
 };
 
-use adamviz_store::{db::DbError, login_failures as failures};
+use adamviz_store::{db::DbError, login_failures};
 use chrono::{DateTime, Duration, Utc};
 
 use super::{record_event, timestamp, SecurityEvent, LOCKOUT_WINDOW_MINUTES, MAX_FAILED_LOGINS};
@@ -300,7 +300,7 @@ pub fn count_event(
     };
     let start = window_start(now);
     let end = start + Duration::minutes(LOG_WINDOW_MINUTES);
-    let counted = failures::count_repeat(
+    let counted = login_failures::count_repeat(
         connection,
         event,
         name,
@@ -334,7 +334,7 @@ pub fn locked_until(
     client: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<String>, DbError> {
-    failures::locked_until(connection, name, client, &timestamp(now))
+    login_failures::locked_until(connection, name, client, &timestamp(now))
 }
 
 /// Counts a failed login of `name` from `client` at `now` towards its lockout: the
@@ -352,15 +352,15 @@ pub fn count_failure(
 ) -> Result<Option<String>, DbError> {
     let window = Duration::minutes(LOCKOUT_WINDOW_MINUTES);
     let (now_text, since) = (timestamp(now), timestamp(now - window));
-    failures::forget_windows_over(connection, &since, &now_text)?;
-    let current = failures::window(connection, name, client)?;
+    login_failures::forget_windows_over(connection, &since, &now_text)?;
+    let current = login_failures::window(connection, name, client)?;
     let (start, failures) = match current {
         Some((start, failures)) if start > since => (start, failures + 1),
         _ => (now_text.clone(), 1),
     };
     if failures as usize >= MAX_FAILED_LOGINS {
         let until = timestamp(now + window);
-        failures::lock(connection, name, client, &now_text, &until)?;
+        login_failures::lock(connection, name, client, &now_text, &until)?;
         count_event(
             connection,
             "lockout",
@@ -372,13 +372,13 @@ pub fn count_failure(
         )?;
         return Ok(Some(until));
     }
-    failures::set_window(connection, name, client, &start, failures)?;
+    login_failures::set_window(connection, name, client, &start, failures)?;
     Ok(None)
 }
 
 /// Forgets the failures of `name` from `client` (after a right password from there).
 pub fn clear_failures(connection: &impl Sql, name: &str, client: &str) -> Result<(), DbError> {
-    failures::clear(connection, name, client)
+    login_failures::clear(connection, name, client)
 }
 
 #[cfg(test)]

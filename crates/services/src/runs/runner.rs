@@ -64,7 +64,7 @@ async fn claim(
 ) -> Result<Option<RunRequest>, ReadError> {
     let claimant = claimant.clone();
     let lease = lease_until(context.queue.settings.lease);
-    on_database(context.execution.database(), move |connection| {
+    let claimed = on_database(context.execution.database(), move |connection| {
         let transaction = connection.transaction()?;
         for lost in recover_lost_claims(&transaction, &utc_now())? {
             tracing::warn!(
@@ -81,7 +81,11 @@ async fn claim(
         transaction.commit()?;
         Ok::<_, RepositoryError>(claimed)
     })
-    .await
+    .await;
+    if matches!(claimed, Ok(Some(_))) {
+        context.queue.status_changed();
+    }
+    claimed
 }
 
 fn lease_until(lease: Duration) -> String {
@@ -170,6 +174,8 @@ async fn run_with_heartbeat(
     context.queue.with_phases(|all| {
         all.remove(&request.attempt_id);
     });
+    // The run's outcome (Verified, or its failed attempt) is stored by now.
+    context.queue.status_changed();
     if matches!(end, ClaimEnd::Lost) {
         // The run stopped (its R killed with it); its attempt, if it got as far as starting
         // one, must not stay active and block the next claim's.
@@ -230,6 +236,7 @@ async fn keep_claim(
         })
         .await;
         match renewed {
+            Ok(true) if phase.is_some() => context.queue.status_changed(),
             Ok(true) => {}
             Ok(false) => {
                 tracing::warn!(attempt = %request.attempt_id, "this runner's claim was given back to the queue: stopping the run");
@@ -270,7 +277,10 @@ async fn record_end(
         })
         .await;
         match finished {
-            Ok(true) => return,
+            Ok(true) => {
+                context.queue.status_changed();
+                return;
+            }
             Ok(false) => {
                 tracing::warn!(attempt = %attempt_id, "a run ended after its claim was given back to the queue; its outcome stays with its attempt");
                 return;
