@@ -283,7 +283,12 @@ mod signing {
                 AppError::invalid("user_name", message)
             }
             SignError::Locked { .. } => AppError::Locked(message),
-            SignError::Database(detail) => internal(detail),
+            SignError::Database(_)
+            | SignError::Repository(_)
+            | SignError::Ledger(_)
+            | SignError::Approve(_)
+            | SignError::NoEvidence(_)
+            | SignError::SpecHash { .. } => internal(message),
         }
     }
 }

@@ -6,19 +6,17 @@
 //! and preview anew. Without it, the page is a function of its address: "Update preview" and
 //! the move buttons send the form to this page (GET) and Confirm posts it.
 
-use std::collections::BTreeMap;
-
 use crate::ui::components::Loaded;
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_params_map};
 
 use super::{auth::use_account, preview::PreviewPlot};
-use crate::api::drafts::{load_draft, move_at, preview_draft, ConfirmDraft, ConfirmOutcome};
+use crate::api::drafts::{load_draft, preview_draft, ConfirmDraft, ConfirmOutcome};
 use adamviz_model::{
     account::{Account, Role},
-    confirmation::{AllowedAnswers, ConfirmationQuestion},
-    draft::{errors_about, DraftAnswers, DraftView, FieldError, FilterColumn, Preview},
+    confirmation::ConfirmationQuestion,
+    draft::{errors_about, DraftAnswers, DraftView, FieldError, Preview},
     matcher::MatchNote,
 };
 
@@ -26,9 +24,9 @@ mod controls;
 mod ordered;
 mod signals;
 
-use controls::*;
-use ordered::*;
-use signals::*;
+use controls::{FormContext, QuestionControl};
+
+use signals::AnswerSignals;
 
 /// The draft page.
 #[component]

@@ -63,7 +63,7 @@ pub fn require_user_name(first_of_session: bool, user_name: Option<&str>) -> Res
 }
 
 /// Why a signature was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum SignError {
     /// Only reviewers sign.
     #[error("only an account with the reviewer role signs revisions")]
@@ -116,15 +116,30 @@ pub enum SignError {
     /// The evidence moved on since the page was read.
     #[error("the revision's evidence changed since you opened the page: read it again, then sign")]
     HeadMoved,
-    /// Storage failed.
-    #[error("{0}")]
-    Database(String),
-}
-
-impl From<DbError> for SignError {
-    fn from(error: DbError) -> Self {
-        Self::Database(error.to_string())
-    }
+    /// A statement failed.
+    #[error(transparent)]
+    Database(#[from] DbError),
+    /// The repository refused or failed.
+    #[error(transparent)]
+    Repository(#[from] adamviz_store::repository::RepositoryError),
+    /// The approval record could not be appended to the ledger.
+    #[error(transparent)]
+    Ledger(#[from] adamviz_store::ledger::AppendEvidenceError),
+    /// The approval could not be recorded on the revision.
+    #[error(transparent)]
+    Approve(#[from] adamviz_store::signatures::ApproveError),
+    /// The revision has no evidence to sign (a Verified revision always has).
+    #[error("revision {0} has no evidence")]
+    NoEvidence(adamviz_model::ids::RevisionId),
+    /// The revision's stored spec hash is not a SHA-256.
+    #[error("revision {revision}: its stored spec hash is not a SHA-256: {source}")]
+    SpecHash {
+        /// The revision.
+        revision: adamviz_model::ids::RevisionId,
+        /// Why.
+        #[source]
+        source: adamviz_model::digest::DigestParseError,
+    },
 }
 
 /// A signature made.
@@ -323,9 +338,7 @@ fn record_signature(
     comment: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Signed, SignError> {
-    let database = |e: &dyn std::fmt::Display| SignError::Database(e.to_string());
-    let current = get_revision(transaction, &request.revision_id)
-        .map_err(|e| database(&e))?
+    let current = get_revision(transaction, &request.revision_id)?
         .ok_or_else(|| SignError::NoRevision(request.revision_id.clone()))?;
     if current.status != RevisionStatus::Verified {
         return Err(SignError::NotVerified(current.status.label()));
@@ -339,7 +352,7 @@ fn record_signature(
     }
     let head = evidence_head(transaction, &current.id)?
         .and_then(|h| Sha256Digest::try_from(h).ok())
-        .ok_or_else(|| SignError::Database("the revision has no evidence".to_owned()))?;
+        .ok_or_else(|| SignError::NoEvidence(current.id.clone()))?;
     if request
         .evidence_head_seen
         .as_deref()
@@ -367,18 +380,19 @@ fn record_signature(
         },
         evidence_head: head,
     };
-    let approval = append_evidence(transaction, ApprovalRecord::new(signature, at.clone()))
-        .map_err(|e| database(&e))?;
+    let approval = append_evidence(transaction, ApprovalRecord::new(signature, at.clone()))?;
     let approval_hash = *approval.record_hash();
     if request.decision == Decision::Approved {
-        let spec_hash =
-            Sha256Digest::try_from(current.spec_hash.clone()).map_err(|e| database(&e))?;
+        let spec_hash = Sha256Digest::try_from(current.spec_hash.clone()).map_err(|source| {
+            SignError::SpecHash {
+                revision: current.id.clone(),
+                source,
+            }
+        })?;
         let actor = adamviz_evidence::actor::Actor::web(signer);
-        signatures::approve(transaction, &current, spec_hash, approval_hash, at, actor)
-            .map_err(|e| database(&e))?;
+        signatures::approve(transaction, &current, spec_hash, approval_hash, at, actor)?;
     }
-    let revision = get_revision(transaction, &current.id)
-        .map_err(|e| database(&e))?
+    let revision = get_revision(transaction, &current.id)?
         .ok_or_else(|| SignError::NoRevision(current.id.clone()))?;
     Ok(Signed {
         approval_hash,

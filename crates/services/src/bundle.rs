@@ -52,7 +52,19 @@ pub enum ExportError {
     Record(String),
     /// Writing the archive.
     #[error("writing the archive: {0}")]
-    Zip(String),
+    Zip(#[from] zip::result::ZipError),
+    /// Writing an entry's bytes into the archive.
+    #[error("writing the archive: {0}")]
+    Write(#[from] std::io::Error),
+    /// Writing the manifest or its envelope as canonical JSON.
+    #[error("writing the manifest: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// The repository refused or failed.
+    #[error(transparent)]
+    Repository(#[from] adamviz_store::repository::RepositoryError),
+    /// Writing a figure set's bundle.
+    #[error(transparent)]
+    SetBundle(#[from] adamviz_evidence::set_bundle::BuildError),
     /// No connection, or the database work stopped.
     #[error(transparent)]
     Pool(#[from] adamviz_store::db::DatabaseError),
@@ -61,7 +73,7 @@ pub enum ExportError {
     NoKey,
     /// The hashing and zipping stopped before it answered.
     #[error("the export stopped before it finished: {0}")]
-    Interrupted(String),
+    Interrupted(#[from] tokio::task::JoinError),
 }
 
 const README: &str = "adamviz evidence bundle
@@ -213,9 +225,7 @@ pub async fn export_for_download(
         .await?;
     let key = key.cloned().ok_or(ExportError::NoKey)?;
     let objects = objects.clone();
-    tokio::task::spawn_blocking(move || build_bundle(&inputs, &objects, &key))
-        .await
-        .map_err(|e| ExportError::Interrupted(e.to_string()))?
+    tokio::task::spawn_blocking(move || build_bundle(&inputs, &objects, &key)).await?
 }
 
 /// The bundle as zip bytes from `inputs`: the artifacts read back from `objects` re-hashed, the
@@ -276,11 +286,9 @@ pub fn build_bundle(
             fingerprint: key.fingerprint(),
         },
     };
-    let manifest_bytes =
-        serde_jcs::to_vec(&manifest).map_err(|e| ExportError::Zip(e.to_string()))?;
+    let manifest_bytes = serde_jcs::to_vec(&manifest)?;
     let envelope = key.sign(MANIFEST_PAYLOAD_TYPE, &manifest_bytes);
-    let envelope_bytes =
-        serde_jcs::to_vec(&envelope).map_err(|e| ExportError::Zip(e.to_string()))?;
+    let envelope_bytes = serde_jcs::to_vec(&envelope)?;
     let mut ordered = vec![
         ("README.txt".to_owned(), readme(records).into_bytes()),
         ("manifest.json".to_owned(), manifest_bytes),
@@ -329,7 +337,6 @@ fn artifact_entries(
 
 /// The archive of `entries`, in order, with fixed timestamps and permissions.
 fn write_zip(entries: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportError> {
-    let zip_error = |e: zip::result::ZipError| ExportError::Zip(e.to_string());
     let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
@@ -347,14 +354,10 @@ fn write_zip(entries: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ExportError> {
         } else {
             stored
         };
-        writer
-            .start_file(path.as_str(), options)
-            .map_err(zip_error)?;
-        writer
-            .write_all(bytes)
-            .map_err(|e| ExportError::Zip(e.to_string()))?;
+        writer.start_file(path.as_str(), options)?;
+        writer.write_all(bytes)?;
     }
-    Ok(writer.finish().map_err(zip_error)?.into_inner())
+    Ok(writer.finish()?.into_inner())
 }
 
 /// The manifest's hash of `bytes`, as the manifest writes it (lowercase hex SHA-256).

@@ -28,19 +28,13 @@ pub enum ReadError {
     Corrupt(String),
     /// The blocking work stopped before it answered (a panic, or the runtime shutting down).
     #[error("the work stopped before it answered: {0}")]
-    Interrupted(String),
+    Interrupted(#[from] tokio::task::JoinError),
 }
 
 impl ReadError {
     /// Stored data that does not hold: what, and why.
     pub fn corrupt(what: impl std::fmt::Display, why: impl std::fmt::Display) -> Self {
         ReadError::Corrupt(format!("{what}: {why}"))
-    }
-}
-
-impl From<tokio::task::JoinError> for ReadError {
-    fn from(error: tokio::task::JoinError) -> Self {
-        ReadError::Interrupted(error.to_string())
     }
 }
 

@@ -129,7 +129,7 @@ pub enum ServiceError {
     UploadNotStored(Sha256Digest),
     /// A blocking step panicked or was cancelled.
     #[error("a background step failed: {0}")]
-    Task(String),
+    Task(#[source] tokio::task::JoinError),
     /// The run passed but an output is missing.
     #[error("the run passed verification but has no {0}")]
     MissingOutput(&'static str),
@@ -340,7 +340,7 @@ impl ExecutionService {
         let supplied_snapshot = Arc::clone(snapshot);
         let supplied_hash = tokio::task::spawn_blocking(move || snapshot_hash(&supplied_snapshot))
             .await
-            .map_err(|e| DatabaseError::Task(e.to_string()))?;
+            .map_err(DatabaseError::Task)?;
         let fingerprint = sha256(&serde_jcs::to_vec(&json!({
             "request": request.record_hash().to_hex(),
             "script": sha256(script).to_hex(),
@@ -491,7 +491,7 @@ impl ExecutionService {
             store_outputs(&objects, &stored_result, script_ref, &snapshot_id)
         })
         .await
-        .map_err(|e| DatabaseError::Task(e.to_string()))??;
+        .map_err(DatabaseError::Task)??;
         Completion::of(result, spec, snapshot, record, artifacts)
     }
 
@@ -565,5 +565,5 @@ async fn verify(
         })
     })
     .await
-    .map_err(|e| DatabaseError::Task(e.to_string()))?)
+    .map_err(DatabaseError::Task)?)
 }

@@ -275,8 +275,7 @@ async fn read_inputs(
             objects.get(&snapshot_id)?,
         ))
     })
-    .await
-    .map_err(|e| RetainedReadError::Interrupted(e.to_string()))??;
+    .await??;
     Ok(run_request_from(
         &retained.request,
         &retained.context,
@@ -296,7 +295,7 @@ enum RetainedReadError {
     Inputs(#[from] adamviz_evidence::validate::RetainedInputError),
     /// The read stopped before it answered.
     #[error("the read stopped: {0}")]
-    Interrupted(String),
+    Interrupted(#[from] tokio::task::JoinError),
 }
 
 /// The hashes a reproduction's run gave.

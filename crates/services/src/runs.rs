@@ -160,8 +160,8 @@ pub enum StartRunError {
     #[error("the idempotency key must be 8 to 128 letters, digits, '-' or '_'")]
     BadKey,
     /// Anything else (stored state, the dataset): details in the log.
-    #[error("{0}")]
-    Internal(String),
+    #[error(transparent)]
+    Internal(ReadError),
 }
 
 /// What the inputs of a run are read from.
@@ -252,7 +252,7 @@ pub async fn queue_run(
         Ok::<_, adamviz_store::repository::RepositoryError>((request, claimed))
     })
     .await
-    .map_err(|e| StartRunError::Internal(e.to_string()))
+    .map_err(StartRunError::Internal)
 }
 
 /// Runs `work` on a pooled connection off the async executor.
@@ -272,7 +272,7 @@ async fn read_revision(
     let id = revision_id.clone();
     on_database(database, move |connection| get_revision(connection, &id))
         .await
-        .map_err(|e| StartRunError::Internal(e.to_string()))?
+        .map_err(StartRunError::Internal)?
         .ok_or_else(|| StartRunError::NoRevision(revision_id.clone()))
 }
 

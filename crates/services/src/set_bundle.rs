@@ -30,8 +30,7 @@ pub async fn export_set_for_download(
         let revision = id.clone();
         let read = database
             .call(move |connection| {
-                let status = get_revision(connection, &revision)
-                    .map_err(|e| ExportError::Zip(e.to_string()))?
+                let status = get_revision(connection, &revision)?
                     .map(|r| r.status.as_str().to_owned())
                     .ok_or_else(|| ExportError::NoRevision(revision.clone()))?;
                 match read_bundle_inputs(connection, &revision) {
@@ -78,9 +77,9 @@ pub async fn export_set_for_download(
                 bytes: build_bundle(&read, &objects, &key)?,
             });
         }
-        build(manifest, figures, |kind, payload| key.sign(kind, payload))
-            .map_err(|e| ExportError::Zip(e.to_string()))
+        Ok(build(manifest, figures, |kind, payload| {
+            key.sign(kind, payload)
+        })?)
     })
-    .await
-    .map_err(|e| ExportError::Interrupted(e.to_string()))?
+    .await?
 }

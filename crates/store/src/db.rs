@@ -230,9 +230,9 @@ pub enum DatabaseError {
         /// The database file looked for.
         file: String,
     },
-    /// The blocking task failed.
+    /// The blocking task failed (panicked, or the runtime shut down).
     #[error("database task failed: {0}")]
-    Task(String),
+    Task(#[source] tokio::task::JoinError),
 }
 
 /// Where the database is: what `--database` names.
@@ -469,7 +469,7 @@ impl Database {
             work(&mut connection)
         })
         .await
-        .map_err(|e| DatabaseError::Task(e.to_string()))?
+        .map_err(DatabaseError::Task)?
     }
 
     fn sqlite_pool(&self) -> &r2d2::Pool<SqliteConnectionManager> {

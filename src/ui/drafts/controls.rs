@@ -1,8 +1,17 @@
 //! One control per confirmation question (select, radios, number, text, filter checkboxes),
 //! each with why it is asked and its messages beside it.
 
-use super::*;
-use adamviz_model::records::RecordOption;
+use leptos::prelude::*;
+
+use super::{
+    ordered::OrderedList,
+    signals::{signal_for, AnswerSignals},
+};
+use adamviz_model::{
+    confirmation::{AllowedAnswers, ConfirmationQuestion},
+    draft::{errors_about, FieldError, FilterColumn},
+    records::RecordOption,
+};
 
 /// What every control needs.
 #[derive(Clone, Copy)]

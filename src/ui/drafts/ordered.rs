@@ -1,7 +1,9 @@
 //! The ordered lists (treatment levels, visits): a checkbox per item and Move up/down buttons
 //! that work as links before the wasm loads, keeping the focus on the moved item after it.
 
-use super::*;
+use leptos::prelude::*;
+
+use crate::api::drafts::move_at;
 
 /// An ordered list with a keep checkbox and move up/down buttons per item. Without wasm the
 /// buttons send the form to the draft page, which applies the move.

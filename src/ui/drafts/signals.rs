@@ -1,6 +1,13 @@
 //! The draft form's answers as signals, and the lists' items in their order.
 
-use super::*;
+use leptos::prelude::*;
+
+use std::collections::BTreeMap;
+
+use adamviz_model::{
+    confirmation::{AllowedAnswers, ConfirmationQuestion},
+    draft::DraftAnswers,
+};
 
 /// Items of an ordered question: the kept ones in their order, then the others.
 pub(super) fn ordered_items(kept: &[String], all: &[String]) -> Vec<(String, bool)> {

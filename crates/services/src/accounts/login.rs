@@ -2,7 +2,10 @@
 //! timing tells nothing), the lockout per name and client address, every outcome in the
 //! security log.
 
-use super::*;
+use super::{
+    check_name, decoy_hash, find_by_name, login_limits, password_matches, record_event,
+    temporary_password_expired, Account, Connection, DateTime, LoginError, SecurityEvent, Sql, Utc,
+};
 
 /// Checks `name` and `password` from `remote_addr` at `now`: the account on success. The fifth
 /// failure within the window locks the name for this client address (whether or not the name

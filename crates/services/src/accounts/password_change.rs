@@ -1,7 +1,11 @@
 //! An account's owner choosing their own password: the current one again, the new one twice,
 //! the same rules; every other session of the account ends.
 
-use super::*;
+use super::{
+    account_by_id, check_password, end_sessions, hash_password, password_matches, record_event,
+    store_password, Account, AccountError, AccountRuleError, Connection, DateTime, DbError,
+    PasswordOrigin, SecurityEvent, Utc,
+};
 
 /// What the Change password form sends.
 #[derive(Debug, Clone, PartialEq, Eq)]

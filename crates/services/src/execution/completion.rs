@@ -2,7 +2,14 @@
 //! completion's facts (hashes, environment, statistics), and the revision context appended
 //! with them.
 
-use super::*;
+use super::{
+    append_evidence, canonical_hash, complete_verified, crash_point, fail_attempt, get_revision,
+    get_revision_inputs, utc_now, Actor, ArtifactRef, AttemptId, BundleArtifacts, BundleToAccept,
+    ContextColumn, ContextParts, ContextSnapshot, ExecutionRequest, ExecutionService,
+    ExecutionVerificationRecord, ObjectStore, PlotSpec, PrepareError, RepositoryError, Revision,
+    RevisionContextRecord, RevisionId, RunResult, ServiceError, Sha256Digest, Snapshot,
+    ARTIFACT_LIMIT,
+};
 
 /// What a passing attempt's completion needs, gathered before its transaction.
 pub(super) struct Completion {

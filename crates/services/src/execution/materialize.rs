@@ -2,7 +2,14 @@
 //! work, off the executor), the objects stored, then the upload, spec and revision rows with
 //! the execution request and the creation record in one transaction.
 
-use super::*;
+use super::{
+    append_evidence, create_revision, insert_spec, insert_upload, new_revision_id,
+    prepare_execution, profile_table, report_text, utc_now, write_csv, Actor, Arc, DatabaseError,
+    ExecutionRequest, ExecutionService, ImageSize, Materialized, NewRevision, ObjectStore,
+    ObjectStoreError, PlotSpec, PrepareError, PreparedExecution, ReportFacts, Revision, RevisionId,
+    RevisionInputs, ServiceError, Sha256Digest, SourceMetadata, Table, UploadInfo, YScale,
+    ARTIFACT_LIMIT,
+};
 
 impl ExecutionService {
     /// Compiles `spec` for `table`, stores the script and the snapshot CSV, and creates the
@@ -37,7 +44,7 @@ impl ExecutionService {
             let (spec, upload, objects) = (spec.clone(), upload.clone(), self.objects.clone());
             tokio::task::spawn_blocking(move || prepare_revision(&objects, &spec, &table, &upload))
                 .await
-                .map_err(|e| ServiceError::Task(e.to_string()))??
+                .map_err(ServiceError::Task)??
         };
         let objects = self.objects.clone();
         let script = prepared.script.bytes.clone();
@@ -47,7 +54,7 @@ impl ExecutionService {
             Ok::<_, ObjectStoreError>((snapshot.digest, script.digest))
         })
         .await
-        .map_err(|e| DatabaseError::Task(e.to_string()))??;
+        .map_err(DatabaseError::Task)??;
         let rows = RevisionRows {
             canonical_spec: spec
                 .canonical_json()

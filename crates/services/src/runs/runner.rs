@@ -4,7 +4,10 @@
 //! claim taken away (found lost by another process) stops its run: one revision never runs
 //! twice at once.
 
-use super::*;
+use super::{
+    on_database, queue_run, read_revision, stored_spec, watch, Actor, Arc, AttemptId, Duration,
+    ReadError, RevisionId, RevisionStatus, RunContext, RunPhase, RunRequest, StartRunError,
+};
 
 use crate::{
     execution::{ExecutionOutcome, ServiceError},
