@@ -7,11 +7,21 @@
 //! so the form also works without wasm: "Update preview" and the move buttons re-render it from
 //! the answers they send, and a refused confirmation returns to it with the errors.
 
-use leptos::prelude::*;
+mod confirm_draft;
+mod load_draft;
+mod preview_draft;
+
+pub use confirm_draft::{confirm_draft, ConfirmDraft};
+pub use load_draft::{load_draft, LoadDraft};
+pub use preview_draft::{preview_draft, PreviewDraft};
+
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "ssr")]
 use crate::api::error::AppError;
-use adamviz_model::draft::{DraftAnswers, DraftView, FieldError, PreviewOutcome};
+#[cfg(feature = "ssr")]
+use adamviz_model::draft::PreviewOutcome;
+use adamviz_model::draft::{DraftAnswers, FieldError};
 
 /// The draft page's address, parsed: the question, the answers (absent on the first visit:
 /// the proposals stand) and a move-up/down button pressed without wasm.
@@ -117,63 +127,6 @@ pub enum ConfirmOutcome {
     },
 }
 
-/// The draft page: the question's draft with the answers of its address applied.
-#[server(prefix = "/api", endpoint = "drafts/load")]
-pub async fn load_draft(content_hash: String, query: String) -> Result<DraftView, AppError> {
-    use crate::api::boundary::*;
-    use crate::api::datasets::loaded_dataset;
-    use adamviz_services::drafts;
-    boundary(async move {
-        current_account().await?;
-        let context = context()?;
-        let address = DraftAddress::parse(&query);
-        if address.question.trim().is_empty() {
-            return Err(AppError::invalid(
-                "question",
-                "ask a question first, e.g. \"ALT over time by arm\"",
-            ));
-        }
-        let mut answers = address.answers.clone();
-        if let (Some(answers), Some(instruction)) = (answers.as_mut(), &address.move_item) {
-            apply_move(answers, instruction);
-        }
-        let parent = parent_of(address.parent.as_deref())?.map(|id| id.to_string());
-        let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
-        let digest = summary_digest(&summary)?;
-        tokio::task::spawn_blocking(move || {
-            let answered = drafts::answer_draft(
-                &address.question,
-                &loaded.profile,
-                &loaded.table,
-                digest,
-                answers.as_ref(),
-            )
-            .map_err(|e| AppError::invalid("question", e.to_string()))?;
-            let preview = answered
-                .confirmed
-                .as_ref()
-                .map(|spec| drafts::preview(spec, &loaded.table))
-                .transpose()
-                .map_err(internal)?;
-            Ok(DraftView {
-                filter_columns: drafts::filter_columns(&answered.questions, &loaded.profile),
-                dataset: summary,
-                question: address.question,
-                matches: answered.matches,
-                questions: answered.questions,
-                answers: answered.answers,
-                errors: answered.errors,
-                preview,
-                parent,
-                opened: address.opened,
-            })
-        })
-        .await
-        .map_err(internal)?
-    })
-    .await
-}
-
 /// The revision a draft revises, from its address or form: a revision id, or nothing.
 #[cfg(feature = "ssr")]
 fn parent_of(text: Option<&str>) -> Result<Option<adamviz_model::ids::RevisionId>, AppError> {
@@ -191,29 +144,6 @@ fn summary_digest(
 ) -> Result<adamviz_model::digest::Sha256Digest, AppError> {
     adamviz_model::digest::Sha256Digest::try_from(summary.content_hash.clone())
         .map_err(crate::api::boundary::internal)
-}
-
-/// The questions, errors and preview for changed answers (the page calls it as they change).
-#[server(prefix = "/api", endpoint = "drafts/preview")]
-pub async fn preview_draft(
-    content_hash: String,
-    question: String,
-    answers: DraftAnswers,
-) -> Result<PreviewOutcome, AppError> {
-    use crate::api::boundary::*;
-    use crate::api::datasets::loaded_dataset;
-    boundary(async move {
-        current_account().await?;
-        let context = context()?;
-        let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
-        let digest = summary_digest(&summary)?;
-        tokio::task::spawn_blocking(move || {
-            preview_outcome(&question, &loaded.profile, &loaded.table, digest, &answers)
-        })
-        .await
-        .map_err(internal)?
-    })
-    .await
 }
 
 /// [`preview_draft`] as a plain function (the benchmark calls it).
@@ -241,68 +171,6 @@ pub fn preview_outcome(
         errors: answered.errors,
         preview,
     })
-}
-
-/// Confirms the answers and creates the revision (authors). A refusal names each problem beside
-/// its control; a plain form post (no wasm) is sent back to the draft page with its answers.
-#[server(prefix = "/api", endpoint = "drafts/confirm")]
-pub async fn confirm_draft(
-    content_hash: String,
-    question: String,
-    answers: DraftAnswers,
-    #[server(default)] parent: Option<String>,
-) -> Result<ConfirmOutcome, AppError> {
-    use crate::api::boundary::*;
-    use crate::api::datasets::loaded_dataset;
-    use adamviz_evidence::actor::Actor;
-    use adamviz_model::account::Role;
-    use adamviz_services::confirm::{confirm, ConfirmError, ConfirmRequest, Confirmed};
-    boundary(async move {
-        let account = require(&[Role::Author]).await?;
-        let context = context()?;
-        let parent_id = parent_of(parent.as_deref())?;
-        let (summary, loaded) = loaded_dataset(&context, &content_hash).await?;
-        let request = ConfirmRequest {
-            question: question.clone(),
-            answers: Some(answers.clone()),
-            parent: parent_id,
-        };
-        let made = match confirm(
-            context.services.execution(),
-            &summary,
-            loaded,
-            request,
-            &Actor::web(&account),
-        )
-        .await
-        {
-            Ok(Confirmed::Created(made)) => made,
-            Ok(Confirmed::Refused { errors }) => {
-                if accepts_html() {
-                    let back = DraftAddress {
-                        question,
-                        answers: Some(answers),
-                        move_item: None,
-                        parent,
-                        opened: Vec::new(),
-                    };
-                    leptos_axum::redirect(&back.href(&content_hash));
-                }
-                return Ok(ConfirmOutcome::Refused { errors });
-            }
-            Err(ConfirmError::Question(error)) => {
-                return Err(AppError::invalid("question", error.to_string()))
-            }
-            Err(error @ ConfirmError::NoParent(_)) => {
-                return Err(AppError::invalid("parent", error.to_string()))
-            }
-            Err(error) => return Err(internal(error)),
-        };
-        let revision_id = made.revision.id.to_string();
-        leptos_axum::redirect(&format!("/revisions/{revision_id}"));
-        Ok(ConfirmOutcome::Created { revision_id })
-    })
-    .await
 }
 
 #[cfg(all(test, feature = "ssr"))]

@@ -453,7 +453,7 @@ impl Services {
         let received = match received {
             Err(UploadError::Unreadable { object, source }) => {
                 if object.created {
-                    let (objects, digest) = (self.objects.clone(), object.digest.clone());
+                    let (objects, digest) = (self.objects.clone(), object.digest);
                     tokio::task::spawn_blocking(move || objects.remove(&digest)).await??;
                 }
                 return Err(UploadError::Unreadable { object, source });
