@@ -31,9 +31,9 @@ pub struct ServeConfig {
     /// The run queue: how many runners this server starts (`--runners`), leases and retries.
     pub queue: adamviz_services::runs::QueueSettings,
     /// Where the database is (`--database`).
-    pub database: crate::cli::DatabaseArgs,
+    pub database: crate::locations::DatabaseArgs,
     /// Where the objects of record live (`--objects`).
-    pub objects: crate::cli::ObjectsArgs,
+    pub objects: crate::locations::ObjectsArgs,
 }
 
 /// Why the server could not be configured.
@@ -99,8 +99,8 @@ impl ServeConfig {
             upload_limit: adamviz_services::upload::DEFAULT_UPLOAD_LIMIT,
             temporary_password_hours: adamviz_services::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
             queue: adamviz_services::runs::QueueSettings::default(),
-            database: crate::cli::DatabaseArgs::default(),
-            objects: crate::cli::ObjectsArgs::default(),
+            database: crate::locations::DatabaseArgs::default(),
+            objects: crate::locations::ObjectsArgs::default(),
             isolation: Default::default(),
         })
     }

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod locations;
 pub mod security;
 pub mod sessions;
 pub mod shutdown;

@@ -30,11 +30,11 @@ pub struct MigrateArgs {
     pub from: PathBuf,
     /// The PostgreSQL database to move it into: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`
     /// (it must exist and hold no adamviz rows; the schema is created).
-    #[arg(long, env = "ADAMVIZ_DATABASE", hide_env_values = true, value_parser = super::database_url)]
+    #[arg(long, env = "ADAMVIZ_DATABASE", hide_env_values = true, value_parser = crate::locations::database_url)]
     pub to: String,
     /// The bucket the objects go to: `s3://BUCKET[/PREFIX][?endpoint=URL][&region=NAME]`
     /// (credentials from the AWS variables).
-    #[arg(long, env = "ADAMVIZ_OBJECTS", value_parser = super::objects_url)]
+    #[arg(long, env = "ADAMVIZ_OBJECTS", value_parser = crate::locations::objects_url)]
     pub objects: String,
 }
 
