@@ -67,12 +67,7 @@ unused-deps:
 	cargo machete
 
 unit-test:
-	$(call phase,# Every dependency a crate declares is used (cargo-machete reads the sources).
-unused-deps:
-	$(call phase,unused-deps: cargo machete)
-	cargo machete
-
-unit-test: every crate's tests)
+	$(call phase,unit-test: every crate's tests)
 	cargo test --workspace --no-default-features --features adamviz/ssr
 
 e2e:
