@@ -86,15 +86,8 @@ pub const MAX_FAILED_LOGINS: usize = 5;
 /// The window in which failed logins are counted, and how long a lockout lasts.
 pub const LOCKOUT_WINDOW_MINUTES: i64 = 15;
 
-/// The current time.
-pub fn now() -> DateTime<Utc> {
-    DateTime::<Utc>::from(std::time::SystemTime::now())
-}
-
-/// Canonical UTC text of `time` (as the ledger writes times: sortable as text).
-pub fn timestamp(time: DateTime<Utc>) -> String {
-    time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
+/// The clock the account rules use (re-exported for the commands and the tests).
+pub use crate::clock::{now, timestamp};
 
 /// Why an account operation was refused.
 #[derive(Debug, thiserror::Error)]
@@ -127,7 +120,7 @@ pub enum AccountError {
     Duties(AccountRuleError),
     /// Hashing failed.
     #[error("the password could not be hashed: {0}")]
-    Hash(String),
+    Hash(#[source] argon2::password_hash::Error),
     /// The database refused.
     #[error(transparent)]
     Database(#[from] DbError),
@@ -179,7 +172,7 @@ pub fn hash_password(password: &str) -> Result<String, AccountError> {
     hasher()
         .hash_password(password.as_bytes())
         .map(|hash| hash.to_string())
-        .map_err(|err| AccountError::Hash(err.to_string()))
+        .map_err(AccountError::Hash)
 }
 
 /// Whether `password` matches the PHC string `hash` (with the parameters the hash names).
@@ -207,7 +200,7 @@ pub async fn session_still_stored(
     database: &adamviz_store::db::Database,
     id: String,
 ) -> Result<bool, super::error::ReadError> {
-    super::runs::on_database(database, move |connection| {
+    crate::database::on_database(database, move |connection| {
         adamviz_store::sessions::session_is_stored(connection, &id)
     })
     .await

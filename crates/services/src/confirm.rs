@@ -5,6 +5,7 @@
 //! The command line confirms a spec file instead (`adamviz spec confirm`) and materializes it
 //! through the same service.
 
+use crate::database::on_database;
 use std::sync::Arc;
 
 use super::{
@@ -12,7 +13,6 @@ use super::{
     drafts::answer_draft,
     error::ReadError,
     execution::{ExecutionService, Materialized, ServiceError, UploadInfo},
-    runs::on_database,
 };
 use adamviz_evidence::actor::Actor;
 use adamviz_model::{
@@ -67,7 +67,13 @@ pub enum ConfirmError {
     Service(#[from] ServiceError),
     /// The blocking work stopped before it answered.
     #[error("the draft's work stopped: {0}")]
-    Interrupted(String),
+    Interrupted(#[from] tokio::task::JoinError),
+    /// The figure set to revise does not exist.
+    #[error("there is no figure set {0}")]
+    NoSet(adamviz_model::ids::FigureSetId),
+    /// The shared answers could not be written as JSON.
+    #[error("the shared answers could not be written: {0}")]
+    Encode(#[from] serde_json::Error),
 }
 
 /// Confirms `request` on `dataset` (read as `loaded`) as `actor`.
@@ -103,8 +109,7 @@ pub async fn confirm(
                 answers.as_ref(),
             )
         })
-        .await
-        .map_err(|e| ConfirmError::Interrupted(e.to_string()))??
+        .await??
     };
     let Some(spec) = answered.confirmed else {
         return Ok(Confirmed::Refused {

@@ -7,7 +7,7 @@
 use adamviz_model::{data_cut::NewerCut, draft::DraftAnswers, profile::DatasetProfile};
 use adamviz_store::{data_cuts::newer_cut, db::Database};
 
-use super::{error::ReadError, runs::on_database};
+use super::{database::on_database, error::ReadError};
 
 /// The newest later delivery of dataset `content_hash`, if any.
 pub async fn newer_cut_of(

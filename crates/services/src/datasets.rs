@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 
-use super::{accounts::timestamp, upload::ReceivedUpload};
+use super::{clock::timestamp, upload::ReceivedUpload};
 use adamviz_engine::ingest::{
     profile::profile_table, read_dataset_file, table::Table, FileReadError,
 };

@@ -7,6 +7,7 @@
 //! service's materialize, `runs::start_run`, `approvals::sign`): a set adds no second way to
 //! make, run or sign a revision.
 
+use crate::database::on_database;
 use std::sync::Arc;
 
 use super::{
@@ -16,7 +17,7 @@ use super::{
     error::ReadError,
     execution::{ExecutionService, UploadInfo},
     revisions::{revision_detail, RevisionSources},
-    runs::{on_database, start_run, RunContext, StartRunError},
+    runs::{start_run, RunContext, StartRunError},
 };
 use adamviz_engine::ingest::table::Table;
 use adamviz_evidence::actor::Actor;
@@ -332,8 +333,7 @@ pub async fn confirm_set(
                 &request.members,
             )
         })
-        .await
-        .map_err(|e| ConfirmError::Interrupted(e.to_string()))??
+        .await??
     };
     let refusals = refusals(&drafted);
     if !refusals.is_empty() {
@@ -345,13 +345,14 @@ pub async fn confirm_set(
         file_name: dataset.file_name.clone(),
         size: dataset.size,
     };
-    let earlier =
-        match &request.revises {
-            Some(id) => Some(stored_set(execution.database(), id).await?.ok_or_else(|| {
-                ConfirmError::Interrupted(format!("there is no figure set {id}"))
-            })?),
-            None => None,
-        };
+    let earlier = match &request.revises {
+        Some(id) => Some(
+            stored_set(execution.database(), id)
+                .await?
+                .ok_or_else(|| ConfirmError::NoSet(id.clone()))?,
+        ),
+        None => None,
+    };
     let parent_of = |code: &str| {
         earlier.as_ref().and_then(|set| {
             set.members
@@ -377,8 +378,7 @@ pub async fn confirm_set(
         id: new_set_id(),
         dataset_hash: dataset.content_hash.clone(),
         question: request.question,
-        shared_answers: serde_json::to_string(&drafted.shared_answers)
-            .map_err(|e| ConfirmError::Interrupted(e.to_string()))?,
+        shared_answers: serde_json::to_string(&drafted.shared_answers)?,
         created_by: actor.account_id,
         created_by_name: actor.account_name.clone(),
         created_at,

@@ -5,8 +5,10 @@
 pub mod accounts;
 pub mod approvals;
 pub mod bundle;
+pub mod clock;
 pub mod confirm;
 pub mod data_cuts;
+pub mod database;
 pub mod datasets;
 pub mod drafts;
 pub mod error;

@@ -3,13 +3,14 @@
 //! artifacts, environment and evidence records in ledger order. Every artifact is read back
 //! from the object store re-hashed.
 
+use crate::database::on_database;
 use std::sync::Arc;
 
 use super::{
     datasets::DatasetCache,
     drafts,
     error::ReadError,
-    runs::{on_database, run_status, stored_spec},
+    runs::{run_status, stored_spec},
 };
 use crate::{
     approvals::{is_author, signature_view, signing_locked_until},

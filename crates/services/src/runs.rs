@@ -5,6 +5,7 @@
 //! back to the queue by itself as a new attempt, so nothing accepted is forgotten. Where a run
 //! stands is read from the database, so every process sharing it answers the same.
 
+use crate::database::on_database;
 use std::{
     collections::HashMap,
     sync::{
@@ -29,7 +30,7 @@ use adamviz_model::{
     spec::PlotSpec,
 };
 use adamviz_store::{
-    db::{Database, DatabaseError},
+    db::Database,
     repository::{get_attempt, get_revision, get_spec, latest_attempt, Revision},
     run_queue::{
         claim_request, enqueue_run, latest_request, open_request, Claimant, QueueState, RunPhase,
@@ -253,16 +254,6 @@ pub async fn queue_run(
     })
     .await
     .map_err(StartRunError::Internal)
-}
-
-/// Runs `work` on a pooled connection off the async executor.
-pub async fn on_database<T: Send + 'static, E: Into<ReadError> + Send + 'static>(
-    database: &Database,
-    work: impl FnOnce(&mut adamviz_store::db::Connection) -> Result<T, E> + Send + 'static,
-) -> Result<T, ReadError> {
-    database
-        .call(move |connection| Ok::<_, DatabaseError>(work(connection).map_err(Into::into)))
-        .await?
 }
 
 async fn read_revision(

@@ -5,9 +5,10 @@
 //! twice at once.
 
 use super::{
-    on_database, queue_run, read_revision, stored_spec, watch, Actor, Arc, AttemptId, Duration,
-    ReadError, RevisionId, RevisionStatus, RunContext, RunPhase, RunRequest, StartRunError,
+    queue_run, read_revision, stored_spec, watch, Actor, Arc, AttemptId, Duration, ReadError,
+    RevisionId, RevisionStatus, RunContext, RunPhase, RunRequest, StartRunError,
 };
+use crate::database::on_database;
 
 use crate::{
     execution::{ExecutionOutcome, ServiceError},
