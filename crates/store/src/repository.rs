@@ -165,9 +165,12 @@ pub enum RepositoryError {
         /// Why.
         detail: String,
     },
-    /// A stored row is not what adamviz wrote (or vanished under the transaction).
-    #[error("stored state is unreadable: {0}")]
-    Stored(String),
+    /// Who requested a run could not be written as JSON.
+    #[error("stored state is unreadable: the actor as JSON: {0}")]
+    ActorJson(#[source] serde_json::Error),
+    /// A run request vanished under the transaction that had just inserted it.
+    #[error("stored state is unreadable: run request {0} vanished")]
+    RequestVanished(i64),
     /// The evidence record of a change could not be appended.
     #[error(transparent)]
     Evidence(#[from] AppendEvidenceError),

@@ -224,8 +224,7 @@ pub fn enqueue_run(
     if let Some((request, _)) = open_request(transaction, revision_id)? {
         return Ok((request, false));
     }
-    let requested_by = serde_json::to_string(actor)
-        .map_err(|error| RepositoryError::Stored(format!("the actor as JSON: {error}")))?;
+    let requested_by = serde_json::to_string(actor).map_err(RepositoryError::ActorJson)?;
     let seq: i64 = transaction.query_one(
         "INSERT INTO run_queue (revision_id, idempotency_key, requested_by, requested_at, state,
                                 claims, max_claims, attempt_id)
@@ -240,8 +239,7 @@ pub fn enqueue_run(
         ],
     )?
     .get(0)?;
-    let request = request_by_seq(transaction, seq)?
-        .ok_or_else(|| RepositoryError::Stored(format!("run request {seq} vanished")))?;
+    let request = request_by_seq(transaction, seq)?.ok_or(RepositoryError::RequestVanished(seq))?;
     Ok((request, true))
 }
 

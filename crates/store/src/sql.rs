@@ -141,9 +141,10 @@ pub enum SqlError {
         /// What is wrong.
         detail: String,
     },
-    /// No connection could be had.
-    #[error("no database connection available: {0}")]
-    Pool(String),
+    /// A pooled PostgreSQL connection was found closed by the server (a restart, a terminated
+    /// backend) when it was checked out; the pool replaces it.
+    #[error("no database connection available: the server closed this connection")]
+    ConnectionClosed,
 }
 
 impl SqlError {

@@ -547,9 +547,7 @@ impl r2d2::ManageConnection for PgManager {
     /// a query each time would cost every request a round trip per database call.
     fn is_valid(&self, connection: &mut PgConnection) -> Result<(), SqlError> {
         if connection.is_closed() {
-            Err(SqlError::Pool(
-                "the server closed this connection".to_owned(),
-            ))
+            Err(SqlError::ConnectionClosed)
         } else {
             Ok(())
         }
