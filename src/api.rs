@@ -41,6 +41,7 @@ pub const ACCESS: &[(&str, Access)] = &[
     ("/api/admin/disable-account", Access::AnyOf(&[Role::Admin])),
     ("/api/admin/set-password", Access::AnyOf(&[Role::Admin])),
     ("/api/auth/change-password", Access::LoggedIn),
+    ("/api/auth/password-notices", Access::LoggedIn),
     ("/api/datasets/list", Access::LoggedIn),
     ("/api/datasets/detail", Access::LoggedIn),
     ("/api/datasets/demo", Access::AnyOf(&[Role::Author])),

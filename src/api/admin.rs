@@ -42,7 +42,9 @@ fn account_error(error: adamviz_services::accounts::AccountError) -> AppError {
         AccountError::NoRole | AccountError::Duties(_) => {
             AppError::invalid("roles", error.to_string())
         }
-        AccountError::LastAdmin(_) => AppError::Conflict(error.to_string()),
+        AccountError::LastAdmin(_) | AccountError::SetupDone => {
+            AppError::Conflict(error.to_string())
+        }
         AccountError::NoSuchAccount(name) => AppError::NotFound(format!("account {name:?}")),
         AccountError::Hash(error) => crate::api::boundary::internal(error),
         AccountError::Database(error) => crate::api::boundary::internal(error),

@@ -5,12 +5,14 @@
 mod change_password;
 mod login;
 mod logout;
+mod password_notices;
 mod setup;
 mod whoami;
 
 pub use change_password::{change_password, ChangePassword};
 pub use login::{login, Login};
 pub use logout::{logout, Logout};
+pub use password_notices::{password_notices, PasswordNotices};
 pub use setup::{setup, Setup};
 pub use whoami::{whoami, Whoami};
 
@@ -39,8 +41,8 @@ pub fn safe_next(next: Option<&str>) -> String {
 
 /// The limiter of a server that provided none (one per process).
 #[cfg(feature = "ssr")]
-fn default_limiter() -> std::sync::Arc<adamviz_services::accounts::login_limits::LoginLimiter> {
-    use adamviz_services::accounts::login_limits::{LoginLimiter, LoginLimits};
+fn default_limiter() -> std::sync::Arc<adamviz_services::accounts::login_limiter::LoginLimiter> {
+    use adamviz_services::accounts::login_limiter::{LoginLimiter, LoginLimits};
     static DEFAULT: std::sync::OnceLock<std::sync::Arc<LoginLimiter>> = std::sync::OnceLock::new();
     DEFAULT
         .get_or_init(|| LoginLimiter::new(LoginLimits::default()))

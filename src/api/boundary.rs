@@ -87,6 +87,32 @@ impl SetupToken {
         }
         matches
     }
+
+    /// Ends the token whatever it is (an account exists: the setup is done).
+    pub fn revoke(&self) {
+        if let Ok(mut token) = self.0.lock() {
+            *token = None;
+        }
+    }
+
+    /// Whether `given` is the unused token and no account exists yet: the link dies as soon
+    /// as any account exists, however it was made (`adamviz users add`, another node).
+    pub async fn open_for(&self, given: &str, services: &Services) -> bool {
+        if !self.accepts(given) {
+            return false;
+        }
+        match services.account_count().await {
+            Ok(0) => true,
+            Ok(_) => {
+                self.revoke();
+                false
+            }
+            Err(error) => {
+                tracing::error!(%error, "the setup link: cannot count the accounts");
+                false
+            }
+        }
+    }
 }
 
 /// What the server provides to every server function and page render: the use cases, and

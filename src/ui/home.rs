@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::{components::Loaded, history::page_href, review::utc_time, revisions::StatusBadge};
-use crate::api::work::my_work_list;
+use crate::api::{auth::password_notices, work::my_work_list};
 use adamviz_model::{
     revision::HistoryQuery,
     work_list::{WorkList, WorkSection},
@@ -51,6 +51,7 @@ const GOVERNED_STEPS: [(&str, &str); 8] = [
 #[component]
 pub fn HomePage() -> impl IntoView {
     let work = Resource::new(|| (), |_| my_work_list());
+    let notices = Resource::new(|| (), |_| password_notices());
     let (steps_shown, set_steps_shown) = signal(false);
     let toggle_label = move || {
         if steps_shown.get() {
@@ -78,6 +79,9 @@ pub fn HomePage() -> impl IntoView {
                 {toggle_label}
             </button>
         </section>
+        <Suspense fallback=|| ()>
+            {move || notices.get().and_then(Result::ok).map(|notices| view! { <PasswordNoticesView notices /> })}
+        </Suspense>
         <section class="section work-list" aria-labelledby="work-heading">
             <h2 id="work-heading">"My work"</h2>
             <Loaded resource=work loading="Loading your work list…" let:list>
@@ -99,6 +103,34 @@ pub fn HomePage() -> impl IntoView {
                 .collect_view()}
         </ol>
     }
+}
+
+/// The changes of the account's password since its previous login when someone else made one:
+/// an administrator's reset the owner did not ask for is how a takeover would begin.
+#[component]
+fn PasswordNoticesView(
+    notices: Vec<adamviz_model::account::PasswordChangeNotice>,
+) -> impl IntoView {
+    (!notices.is_empty()).then(|| {
+        view! {
+            <section class="section password-notices" role="alert" aria-labelledby="password-notices-heading">
+                <h2 id="password-notices-heading">"Your password was set by someone else"</h2>
+                <p>"Recently (since your previous login, and in the last 30 days), your password was changed:"</p>
+                <ul>
+                    {notices.into_iter().map(|notice| {
+                        let from = notice.remote_addr.map(|a| format!(" from {a}")).unwrap_or_default();
+                        let who = if notice.by_owner {
+                            format!("in your name (logged in as you){from}")
+                        } else {
+                            format!("by {}{from}", notice.by)
+                        };
+                        view! { <li>{format!("on {}: {who}", utc_time(&notice.at))}</li> }
+                    }).collect_view()}
+                </ul>
+                <p>"If you did not ask for this, tell your quality assurance contact: signatures made with your account since then are listed for review by "<code>"adamviz ledger verify"</code>"."</p>
+            </section>
+        }
+    })
 }
 
 /// The sections of a work list, each a heading with its count, what it holds and its rows.

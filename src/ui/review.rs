@@ -115,7 +115,16 @@ fn signature_line(signature: &SignatureView) -> impl IntoView {
                 .to_owned()
         }
     };
-    let authority = format!("{role}; {password}");
+    // A password someone else set shortly before is how an administrator would take a
+    // reviewer's place: said beside the signature, for every reader to weigh.
+    let reset = match (&signature.password_reset_at, &signature.password_reset_by) {
+        (Some(at), Some(by)) => format!(
+            "; password last set by someone else: by {by} on {}",
+            utc_time(at)
+        ),
+        _ => String::new(),
+    };
+    let authority = format!("{role}; {password}{reset}");
     match signature.meaning.clone() {
         Some(meaning) => view! {
             <li class="signature approved">

@@ -74,6 +74,7 @@ pub async fn run_auth_bench(args: AuthBenchArgs) -> anyhow::Result<()> {
         ),
         origins: OriginPolicy::new(None),
         secure_cookies: false,
+        trusted_proxies: adamviz_server::client_address::TrustedProxies::none(),
     };
     let guarded = router_with(state(database.clone()), true);
     let bare = router_with(state(database.clone()), false);

@@ -439,6 +439,7 @@ impl Installation {
             api: context.clone(),
             origins: OriginPolicy::new(Some("http://127.0.0.1")),
             secure_cookies: false,
+            trusted_proxies: adamviz_server::client_address::TrustedProxies::none(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;

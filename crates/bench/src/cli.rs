@@ -5,8 +5,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::{
-    bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_queue, bench_sets,
-    bench_web,
+    bench, bench_auth, bench_execute, bench_governed, bench_ledger, bench_logins, bench_queue,
+    bench_sets, bench_web,
 };
 
 /// adamviz-bench: adamviz's benchmarks (they print figures; a missed target is reported, never
@@ -32,6 +32,9 @@ pub enum BenchCommand {
     Ledger(bench_ledger::LedgerBenchArgs),
     /// A login's cost and what sessions and authorization add to a page request.
     Auth(bench_auth::AuthBenchArgs),
+    /// A team logging in at once: from many addresses, from one, and during a flood of wrong
+    /// logins (release build).
+    Logins(bench_logins::LoginsBenchArgs),
     /// Page and preview latency over HTTP at 1 and 20 clients (release build: `make bench`).
     Web(bench_web::WebBenchArgs),
     /// Governed runs per minute through the durable run queue against bare Rscript.
@@ -51,6 +54,7 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCommand::Governed(args) => bench_governed::run_governed_bench(args).await,
         BenchCommand::Ledger(args) => bench_ledger::run_ledger_bench(args).await,
         BenchCommand::Auth(args) => bench_auth::run_auth_bench(args).await,
+        BenchCommand::Logins(args) => bench_logins::run_logins_bench(args).await,
         BenchCommand::Web(args) => bench_web::run_web_bench(args).await,
         BenchCommand::Queue(args) => bench_queue::run_queue_bench(args).await,
         BenchCommand::Sets(args) => bench_sets::run_sets_bench(args).await,

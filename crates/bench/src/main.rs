@@ -9,6 +9,7 @@ mod bench_auth;
 mod bench_execute;
 mod bench_governed;
 mod bench_ledger;
+mod bench_logins;
 mod bench_queue;
 mod bench_sets;
 mod bench_web;

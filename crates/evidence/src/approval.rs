@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     record::EvidenceRecord,
-    schemas::{APPROVAL_V1, APPROVAL_V2},
+    schemas::{APPROVAL_V1, APPROVAL_V2, APPROVAL_V3},
 };
 use adamviz_model::{digest::Sha256Digest, ids::RevisionId};
 
@@ -68,6 +68,14 @@ pub struct Signer {
     /// administrator set cannot sign.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_chosen_at: Option<String>,
+    /// When someone other than the signer last set the signer's password (an administrator's
+    /// reset, the command line), if anyone ever did (from `approval-v3`): a signature soon
+    /// after is one `ledger verify` asks a reviewer to look at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_reset_at: Option<String>,
+    /// Who set it then (from `approval-v3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_reset_by: Option<String>,
     /// When the reviewer role the signer signed under was granted (from `approval-v2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewer_granted_at: Option<String>,
@@ -82,7 +90,7 @@ pub struct Signer {
 pub struct ApprovalRecord {
     /// Always `approval`.
     pub kind: String,
-    /// `approval-v2` when written (`approval-v1` in older records).
+    /// `approval-v3` when written (`approval-v2`, `approval-v1` in older records).
     pub schema_version: String,
     /// The revision signed.
     pub revision_id: RevisionId,
@@ -130,7 +138,7 @@ impl ApprovalRecord {
     pub fn new(signature: Signature, signed_at: String) -> Self {
         Self {
             kind: Self::KIND.to_owned(),
-            schema_version: "approval-v2".to_owned(),
+            schema_version: "approval-v3".to_owned(),
             revision_id: signature.revision_id,
             revision_version: signature.revision_version,
             decision: signature.decision,
@@ -145,4 +153,10 @@ impl ApprovalRecord {
     }
 }
 
-crate::record::impl_evidence_record!(ApprovalRecord, "approval", APPROVAL_V2, APPROVAL_V1);
+crate::record::impl_evidence_record!(
+    ApprovalRecord,
+    "approval",
+    APPROVAL_V3,
+    APPROVAL_V2,
+    APPROVAL_V1
+);

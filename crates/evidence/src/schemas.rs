@@ -160,6 +160,14 @@ pub static REVISION_LIFECYCLE_V3: SchemaFile = schema_file!(
     "b15faf2d641d9a72e5a10a9d76f46123d370e23552d97db04695bc8ecc9086d8"
 );
 
+/// `schemas/approval-v3.schema.json`: adds when and by whom the signer's password was last set
+/// by someone else (an administrator's reset, the command line), if ever.
+pub static APPROVAL_V3: SchemaFile = schema_file!(
+    "approval-v3.schema.json",
+    "f12c14c1c476cbbe79510e419c3d464af3f34fe062b581f4073e332b1d0bc776",
+    "41b51af75d1f7335b020a88a280ba88f52b5ef21dc5fb96a98f569ec56487b49"
+);
+
 /// `schemas/approval-v2.schema.json`: adds when the signer last chose their own password and
 /// when and by whom their reviewer role was granted.
 pub static APPROVAL_V2: SchemaFile = schema_file!(
@@ -220,7 +228,7 @@ pub static EXECUTION_VERIFICATION_V2: SchemaFile = schema_file!(
 );
 
 /// Every schema adamviz knows: the versions it writes and the older ones it still reads.
-pub static ALL_SCHEMAS: [&SchemaFile; 26] = [
+pub static ALL_SCHEMAS: [&SchemaFile; 27] = [
     &EXECUTION_REQUEST_V5,
     &EXECUTION_REQUEST_V4,
     &EXECUTION_REQUEST_V3,
@@ -237,6 +245,7 @@ pub static ALL_SCHEMAS: [&SchemaFile; 26] = [
     &ARTIFACT_BUNDLE_V1,
     &REVISION_LIFECYCLE_V3,
     &REVISION_LIFECYCLE_V2,
+    &APPROVAL_V3,
     &APPROVAL_V2,
     &APPROVAL_V1,
     &REPRODUCTION_V1,

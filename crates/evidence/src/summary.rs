@@ -27,21 +27,24 @@ pub fn record_summary(record: &serde_json::Value) -> String {
         "revision_context" => format!("question {:?}", text("question")),
         "approval" => match record["meaning"].as_str() {
             Some(meaning) => format!(
-                "{} by {} ({meaning}) at {}",
+                "{} by {} ({meaning}) at {}{}",
                 text("decision"),
                 record["signer"]["printed_name"]
                     .as_str()
                     .unwrap_or_default(),
-                text("signed_at")
-            ),
-            None => format!(
-                "changes requested by {} at {}: {}",
-                record["signer"]["printed_name"]
-                    .as_str()
-                    .unwrap_or_default(),
                 text("signed_at"),
-                text("comment")
+                reset_note(record)
             ),
+            None => {
+                format!(
+                    "changes requested by {} at {}: {}",
+                    record["signer"]["printed_name"]
+                        .as_str()
+                        .unwrap_or_default(),
+                    text("signed_at"),
+                    text("comment")
+                ) + &reset_note(record)
+            }
         },
         "reproduction" => match record["outcome"].as_str() {
             Some("reproduced") => format!(
@@ -63,6 +66,21 @@ pub fn record_summary(record: &serde_json::Value) -> String {
             ),
             _ => format!("FAILED: {}", record["failures"]),
         },
+        _ => String::new(),
+    }
+}
+
+/// "; the signer's password was last set by X at T" when an approval record (v3) says someone
+/// other than the signer set it.
+pub fn reset_note(record: &serde_json::Value) -> String {
+    let signer = &record["signer"];
+    match (
+        signer["password_reset_at"].as_str(),
+        signer["password_reset_by"].as_str(),
+    ) {
+        (Some(at), Some(by)) => {
+            format!("; the signer's password was last set by someone else: {by} at {at}")
+        }
         _ => String::new(),
     }
 }

@@ -91,6 +91,21 @@ impl Account {
     }
 }
 
+/// A change of an account's password since its owner's previous login, as the owner is told
+/// of it at the next one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PasswordChangeNotice {
+    /// When (canonical UTC).
+    pub at: String,
+    /// Who set it: an administrator's account name, `command line: <user>`, or the account's
+    /// own name.
+    pub by: String,
+    /// Whether the account itself made the change (in a session of its own).
+    pub by_owner: bool,
+    /// The address the change came from, when the web was used.
+    pub remote_addr: Option<String>,
+}
+
 /// A rule of accounts that a name, a password or a set of roles breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AccountRuleError {

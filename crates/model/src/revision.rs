@@ -315,6 +315,13 @@ pub struct SignatureView {
     /// before adamviz recorded it).
     #[serde(default)]
     pub password_chosen_at: Option<String>,
+    /// When someone other than the signer last set the signer's password before signing, if
+    /// anyone did (records from `approval-v3`).
+    #[serde(default)]
+    pub password_reset_at: Option<String>,
+    /// Who set it (an administrator's account name, or `command line: <user>`).
+    #[serde(default)]
+    pub password_reset_by: Option<String>,
     /// When the reviewer role the signer signed under was granted (canonical UTC).
     #[serde(default)]
     pub reviewer_granted_at: Option<String>,

@@ -103,6 +103,13 @@ pub struct ServeArgs {
     #[arg(long, env = "ADAMVIZ_PUBLIC_URL")]
     pub public_url: Option<String>,
 
+    /// A reverse proxy (a CIDR range or an address; repeatable, or comma-separated in the
+    /// variable) whose `Forwarded` / `X-Forwarded-For` headers name the client: the right-most
+    /// address in them that is not a trusted proxy is the client's, for the login limits,
+    /// lockouts and the security log. Default: none (the peer is the client).
+    #[arg(long = "trusted-proxy", env = "ADAMVIZ_TRUSTED_PROXIES", value_delimiter = ',', value_parser = crate::client_address::parse_trusted_proxy)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
     /// A session ends after this many minutes without a request.
     #[arg(long, env = "ADAMVIZ_SESSION_IDLE_MINUTES", default_value_t = 30)]
     pub session_idle_minutes: u64,
@@ -174,6 +181,7 @@ impl ServeArgs {
         let mut config = ServeConfig::load(&self.site_config, self.addr, self.data_dir)?;
         config.isolation = self.isolation;
         config.public_url = self.public_url;
+        config.trusted_proxies = crate::client_address::TrustedProxies::new(self.trusted_proxies);
         config.upload_limit = self.upload_limit;
         config.temporary_password_hours = self.temporary_password_hours;
         config.queue = self.queue.settings();

@@ -22,6 +22,8 @@ pub struct ServeConfig {
     /// its origin is the only one state-changing requests may come from, and an `https` one
     /// makes the session cookie `Secure`.
     pub public_url: Option<String>,
+    /// The reverse proxies whose forwarding headers name the client (`--trusted-proxy`).
+    pub trusted_proxies: crate::client_address::TrustedProxies,
     /// Session lifetimes.
     pub sessions: adamviz::api::boundary::SessionSettings,
     /// Uploads larger than this are refused while they stream (`--upload-limit`).
@@ -95,6 +97,7 @@ impl ServeConfig {
             leptos_options,
             data_dir,
             public_url: None,
+            trusted_proxies: crate::client_address::TrustedProxies::none(),
             sessions: adamviz::api::boundary::SessionSettings::default(),
             upload_limit: adamviz_services::upload::DEFAULT_UPLOAD_LIMIT,
             temporary_password_hours: adamviz_services::accounts::DEFAULT_TEMPORARY_PASSWORD_HOURS,
@@ -106,14 +109,29 @@ impl ServeConfig {
     }
 }
 
-/// Creates the data directory on first start and returns its absolute path.
+/// Creates the data directory on first start (0700) and returns its absolute path; in an
+/// existing one, takes away what group and others may read, with a warning for each change
+/// (it holds sessions and password hashes).
 fn prepare_data_dir(path: PathBuf) -> Result<PathBuf, ConfigError> {
     let data_dir_error = |source| ConfigError::DataDir {
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(&path).map_err(data_dir_error)?;
-    std::fs::canonicalize(&path).map_err(data_dir_error)
+    adamviz_store::private_files::create_private_dir_all(&path).map_err(data_dir_error)?;
+    let path = std::fs::canonicalize(&path).map_err(data_dir_error)?;
+    let tightened =
+        adamviz_store::private_files::tighten(&path).map_err(|source| ConfigError::DataDir {
+            path: path.clone(),
+            source,
+        })?;
+    for entry in &tightened {
+        tracing::warn!(
+            path = %entry.path.display(),
+            was = format!("{:o}", entry.was),
+            "group or others could read this file of the data directory: made private to the service"
+        );
+    }
+    Ok(path)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use serde::Serialize;
 use tower_http::trace::TraceLayer;
 
+use crate::client_address::{forwarded_client, TrustedProxies};
 use crate::security::{canonical_paths, csrf_guard, page_guard, security_headers, OriginPolicy};
 use crate::sessions::DatabaseSessionStore;
 use adamviz::api::boundary::ApiContext;
@@ -32,6 +33,8 @@ pub struct AppState {
     pub origins: OriginPolicy,
     /// Whether the session cookie is `Secure` (the public URL is https).
     pub secure_cookies: bool,
+    /// The reverse proxies whose forwarding headers name the client.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl FromRef<AppState> for ApiContext {
@@ -153,7 +156,7 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
     let leptos_options = state.leptos_options.clone();
     let context = state.api.clone();
     // One login limiter per router: per-address budgets and the bound on password checks.
-    let logins = adamviz_services::accounts::login_limits::LoginLimiter::new(Default::default());
+    let logins = adamviz_services::accounts::login_limiter::LoginLimiter::new(Default::default());
     let sessions = tower_sessions::SessionManagerLayer::new(DatabaseSessionStore::new(
         state.api.services.database().clone(),
     ))
@@ -198,6 +201,11 @@ pub fn router_with(state: AppState, guard_pages: bool) -> Router {
         // Outside the page guard and the router: they see canonical paths only.
         .layer(axum::middleware::from_fn(canonical_paths))
         .layer(axum::middleware::from_fn(security_headers))
+        // Outermost: every layer and handler sees the client behind a trusted proxy.
+        .layer(axum::middleware::from_fn_with_state(
+            state.trusted_proxies.clone(),
+            forwarded_client,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

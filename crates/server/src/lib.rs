@@ -4,6 +4,7 @@
 //! to the router.
 
 pub mod cli;
+pub mod client_address;
 pub mod config;
 pub mod http;
 pub mod locations;

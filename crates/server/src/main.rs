@@ -94,6 +94,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             .public_url
             .as_deref()
             .is_some_and(|url| url.to_ascii_lowercase().starts_with("https://")),
+        trusted_proxies: config.trusted_proxies,
     };
     // Runs accepted before a crash or a restart resume by themselves.
     let runs = state.api.services.run_context();

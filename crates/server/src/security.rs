@@ -242,11 +242,11 @@ pub async fn page_guard(
                 .query()
                 .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")))
                 .unwrap_or_default();
-            if !context.setup.accepts(token) {
+            if !context.setup.open_for(token, &context.services).await {
                 return small_page(
                     StatusCode::NOT_FOUND,
                     "Not found",
-                    "There is no setup to do here: the setup link is used, or the server that printed it has stopped.",
+                    "There is no setup to do here: the setup link is used, an account exists already, or the server that printed it has stopped.",
                 );
             }
         }

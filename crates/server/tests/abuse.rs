@@ -17,6 +17,7 @@ use std::{
 use adamviz::api::boundary::{ApiContext, SessionSettings, SetupToken};
 use adamviz_model::{account::Role, ids::RevisionId};
 use adamviz_server::{
+    client_address::{parse_trusted_proxy, TrustedProxies},
     config::ServeConfig,
     http::{router, AppState},
     security::OriginPolicy,
@@ -56,6 +57,16 @@ struct Served {
 }
 
 async fn serve(data_dir: &Path, database: Database, objects: ObjectStore) -> Served {
+    serve_behind(data_dir, database, objects, TrustedProxies::none()).await
+}
+
+/// [`serve`] behind the reverse proxies `trusted` (`--trusted-proxy`).
+async fn serve_behind(
+    data_dir: &Path,
+    database: Database,
+    objects: ObjectStore,
+    trusted: TrustedProxies,
+) -> Served {
     let config = ServeConfig::load(
         Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Leptos.toml")),
         None,
@@ -72,6 +83,7 @@ async fn serve(data_dir: &Path, database: Database, objects: ObjectStore) -> Ser
         api: context.clone(),
         origins: OriginPolicy::new(None),
         secure_cookies: false,
+        trusted_proxies: trusted,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -88,6 +100,11 @@ async fn serve(data_dir: &Path, database: Database, objects: ObjectStore) -> Ser
 
 /// A fresh data directory with accounts, served.
 async fn served_with_accounts(dir: &tempfile::TempDir) -> Served {
+    served_with_accounts_behind(dir, TrustedProxies::none()).await
+}
+
+/// [`served_with_accounts`] behind the reverse proxies `trusted`.
+async fn served_with_accounts_behind(dir: &tempfile::TempDir, trusted: TrustedProxies) -> Served {
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     let database = Database::open_in(&data).unwrap();
@@ -99,7 +116,7 @@ async fn served_with_accounts(dir: &tempfile::TempDir) -> Served {
     ] {
         create_account(&database, name, &roles);
     }
-    serve(&data, database, objects).await
+    serve_behind(&data, database, objects, trusted).await
 }
 
 #[derive(Debug)]
@@ -147,12 +164,26 @@ fn request_text(
     cookie: Option<&str>,
     body: &str,
 ) -> String {
+    request_text_with(method, server, path, cookie, &[], body)
+}
+
+fn request_text_with(
+    method: &str,
+    server: SocketAddr,
+    path: &str,
+    cookie: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> String {
     let mut text = format!(
         "{method} {path} HTTP/1.1\r\nHost: {server}\r\nOrigin: http://{server}\r\n\
          Accept: application/json\r\nConnection: close\r\n"
     );
     if let Some(cookie) = cookie {
         text.push_str(&format!("Cookie: {cookie}\r\n"));
+    }
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
     }
     if method == "POST" {
         text.push_str("Content-Type: application/x-www-form-urlencoded\r\n");
@@ -289,6 +320,189 @@ async fn attack_failures_from_one_address_do_not_lock_the_owner_out() {
     assert!(attacker.body.contains("locked"), "{attacker:?}");
     // …and not for the owner's.
     log_in(VICTIM, server, "vic-reviewer").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_team_logs_in_at_once_from_many_addresses_and_from_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = served_with_accounts(&dir).await;
+    let server = served.addr;
+    let database = served.context.services.database().clone();
+    let team: Vec<String> = (0..20).map(|i| format!("member-{i}")).collect();
+    for name in &team {
+        create_account(&database, name, &[Role::Author]);
+    }
+    // Twenty at once from one address (a NAT, a proxy), then twenty from twenty addresses.
+    for from in [
+        vec!["127.0.0.9".to_owned(); 20],
+        (0..20).map(|i| format!("127.0.1.{}", i + 1)).collect(),
+    ] {
+        let logins: Vec<_> = team
+            .iter()
+            .zip(from)
+            .map(|(name, from)| {
+                let name = name.clone();
+                tokio::spawn(async move { try_login(&from, server, &name, PASSWORD).await.status })
+            })
+            .collect();
+        let mut statuses = Vec::new();
+        for login in logins {
+            statuses.push(login.await.unwrap());
+        }
+        assert!(
+            statuses.iter().all(|s| *s < 400),
+            "every right login gets in, none refused: {statuses:?}"
+        );
+    }
+}
+
+/// Posts the Change password form with `cookie` from `from`.
+async fn change_password(
+    from: &str,
+    server: SocketAddr,
+    cookie: &str,
+    current: &str,
+    new: &str,
+) -> Reply {
+    let body = format!(
+        "current_password={}&new_password={}&new_password_again={}",
+        current.replace(' ', "+"),
+        new.replace(' ', "+"),
+        new.replace(' ', "+")
+    );
+    http(
+        from,
+        server,
+        "POST",
+        "/api/auth/change-password",
+        Some(cookie),
+        &body,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_a_stolen_session_cookie_cannot_guess_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = served_with_accounts(&dir).await;
+    let server = served.addr;
+    // The thief holds ann's session cookie and sends from its own address.
+    let cookie = log_in(ATTACKER, server, "ann-author").await;
+    let new = "the thief's own password";
+    // A weak new password is refused for itself, whether or not the current one is right: the
+    // answer tells nothing about the current password.
+    let weak_wrong = change_password(ATTACKER, server, &cookie, "a guess!", "x").await;
+    let weak_right = change_password(ATTACKER, server, &cookie, PASSWORD, "x").await;
+    assert_eq!(weak_wrong.status, 422, "{weak_wrong:?}");
+    assert_eq!(
+        weak_wrong.body, weak_right.body,
+        "the same answer either way"
+    );
+    // Wrong guesses count as failed logins of the name from this address: the fifth locks it
+    // and ends the session.
+    let mut statuses = Vec::new();
+    for guess in 0..5 {
+        let reply = change_password(
+            ATTACKER,
+            server,
+            &cookie,
+            &format!("guess number {guess}"),
+            new,
+        )
+        .await;
+        statuses.push(reply.status);
+        if guess < 4 {
+            assert!(
+                reply.body.contains("current password is not right"),
+                "{reply:?}"
+            );
+        } else {
+            assert!(reply.body.contains("locked"), "{reply:?}");
+        }
+    }
+    assert_eq!(statuses, [422, 422, 422, 422, 429]);
+    let whoami = http(
+        ATTACKER,
+        server,
+        "POST",
+        "/api/auth/whoami",
+        Some(&cookie),
+        "",
+    )
+    .await;
+    assert!(
+        !whoami.body.contains("ann-author"),
+        "the session that guessed is over: {whoami:?}"
+    );
+    // Even the right password no longer works for ann from the thief's address…
+    let locked = try_login(ATTACKER, server, "ann-author", PASSWORD).await;
+    assert_eq!(locked.status, 429, "{locked:?}");
+    // …while ann logs in from her own, and her password is unchanged.
+    log_in(VICTIM, server, "ann-author").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_each_client_is_known_by_its_forwarded_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = "127.0.0.7";
+    let served = served_with_accounts_behind(
+        &dir,
+        TrustedProxies::new(vec![parse_trusted_proxy(proxy).unwrap()]),
+    )
+    .await;
+    let server = served.addr;
+    let login_from = |from: &'static str, forwarded: &'static str, password: &'static str| async move {
+        let body = format!("name=vic-reviewer&password={}", password.replace(' ', "+"));
+        let request = request_text_with(
+            "POST",
+            server,
+            "/api/auth/login",
+            None,
+            &[("X-Forwarded-For", forwarded)],
+            &body,
+        );
+        let mut stream = connect(from, server, &request).await;
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).await.unwrap();
+        parse(&bytes).status
+    };
+    // Through the proxy, an attacker at 198.51.100.7 (writing a fake first entry) locks the
+    // name for itself only…
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        statuses.push(login_from(proxy, "203.0.113.1, 198.51.100.7", "wrong password!").await);
+    }
+    assert_eq!(statuses, [422, 422, 422, 422, 429]);
+    // …and its owner at 198.51.100.8, through the same proxy, logs in.
+    assert!(login_from(proxy, "198.51.100.8", PASSWORD).await < 400);
+    // A peer that is not a trusted proxy cannot choose its address: the header is ignored, so
+    // claiming the owner's address does not get past the lockout of its own.
+    for _ in 0..5 {
+        login_from(ATTACKER, "198.51.100.8", "wrong password!").await;
+    }
+    assert_eq!(login_from(ATTACKER, "198.51.100.8", PASSWORD).await, 429);
+    assert!(login_from(proxy, "198.51.100.8", PASSWORD).await < 400);
+    // The security log names the clients, not the proxy.
+    let database = served.context.services.database().clone();
+    let connection = database.connection().unwrap();
+    let addresses: Vec<String> = adamviz_store::sql::Sql::query(
+        &connection,
+        "SELECT DISTINCT remote_addr FROM security_events WHERE remote_addr IS NOT NULL",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|row| row.get::<String>(0).unwrap())
+    .collect();
+    assert!(
+        addresses.contains(&"198.51.100.7".to_owned()),
+        "{addresses:?}"
+    );
+    assert!(
+        addresses.contains(&"198.51.100.8".to_owned()),
+        "{addresses:?}"
+    );
+    assert!(!addresses.contains(&proxy.to_owned()), "{addresses:?}");
 }
 
 fn at(minutes: f64) -> DateTime<Utc> {

@@ -64,6 +64,7 @@ fn app(upload_limit: u64) -> App {
         api: context,
         origins: OriginPolicy::new(None),
         secure_cookies: false,
+        trusted_proxies: adamviz_server::client_address::TrustedProxies::none(),
     };
     App {
         router: router(state),

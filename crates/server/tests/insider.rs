@@ -146,8 +146,13 @@ async fn attack_the_admin_signs_with_a_password_it_set() {
             .unwrap();
         serde_json::from_slice(&bytes).unwrap()
     };
-    assert_eq!(record["schema_version"], "approval-v2");
+    assert_eq!(record["schema_version"], "approval-v3");
     assert_eq!(record["signer"]["password_chosen_at"], timestamp(chosen_at));
+    // Nobody but rex ever set this password after the account was made: no reset to show.
+    assert!(
+        record["signer"].get("password_reset_at").is_none(),
+        "{record}"
+    );
     assert_eq!(record["signer"]["reviewer_granted_at"], timestamp(t0));
     assert_eq!(record["signer"]["reviewer_granted_by"], "ada");
     // An admin reset makes it temporary again (the owner's last choice is kept as a fact).
@@ -168,6 +173,129 @@ async fn attack_the_admin_signs_with_a_password_it_set() {
     );
     let report = audit(&connection, &server.objects).unwrap();
     assert!(report.approval_problems.is_empty(), "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_an_admin_reset_then_a_signature_is_shown_everywhere() {
+    let mut server = server(1);
+    let ada = admin(&server);
+    let ann = server.account_with("ann", OWN, &[Role::Author]);
+    let rex = server.account_with("rex", OWN, &[Role::Reviewer]);
+    server.actor = Actor::web(&ann);
+    let id = server.verified("admin-reset-then-sign").await;
+    let mut connection = server.database.connection().unwrap();
+    let t0 = now();
+    login(&connection, "rex", OWN, Some("10.0.0.3"), at(t0, -48)).unwrap();
+    // The admin resets rex's password, logs in as rex, chooses a new one and signs as rex:
+    // every check of the signing path passes, as it would for rex.
+    set_password(
+        &mut connection,
+        "rex",
+        TEMPORARY,
+        PasswordOrigin::temporary_for(t0, 72),
+        &Operator::account(&ada),
+        Some("10.0.0.9"),
+        t0,
+    )
+    .unwrap();
+    let minutes = |m: i64| t0 + Duration::minutes(m);
+    login(&connection, "rex", TEMPORARY, Some("10.0.0.9"), minutes(1)).unwrap();
+    let takeover = "the admin's choice for rex";
+    let change = PasswordChange {
+        current_password: TEMPORARY.to_owned(),
+        new_password: takeover.to_owned(),
+        new_password_again: takeover.to_owned(),
+    };
+    change_own_password(
+        &mut connection,
+        rex.id,
+        &change,
+        None,
+        Some("10.0.0.9"),
+        minutes(2),
+    )
+    .unwrap();
+    let signed = sign(
+        &mut connection,
+        &rex,
+        &approve(&id, takeover),
+        Some("10.0.0.9"),
+        minutes(40),
+    )
+    .unwrap();
+    // The approval record names the reset: when, and by whom.
+    let bytes: Vec<u8> = connection
+        .as_sqlite()
+        .unwrap()
+        .query_row(
+            "SELECT record FROM evidence_ledger WHERE record_hash = ?1",
+            [signed.approval_hash.to_hex()],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(record["schema_version"], "approval-v3");
+    assert_eq!(record["signer"]["password_reset_at"], timestamp(t0));
+    assert_eq!(record["signer"]["password_reset_by"], "ada");
+    // The revision page's signature says it beside the signature.
+    let views = adamviz_services::approvals::signatures_of(&connection, &id).unwrap();
+    assert_eq!(views[0].password_reset_by.as_deref(), Some("ada"));
+    assert_eq!(views[0].password_reset_at, Some(timestamp(t0)));
+    // The evidence bundle (its README and the validator's words) says it too.
+    let summary = adamviz_evidence::summary::record_summary(&record);
+    assert!(
+        summary.contains("last set by someone else: ada"),
+        "{summary}"
+    );
+    // `ledger verify` passes (nothing is forged) and lists the signature as a finding to
+    // review: signed 40 minutes after someone else set the signer's password.
+    let data_dir = server._dir.path().join("data");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_adamviz"))
+        .args(["ledger", "verify", "--data-dir"])
+        .arg(&data_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("findings to review: 1 signature(s) made within 72 h after someone else set the signer's password"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "rex signed at {}, 0 h 40 min after ada set their password",
+            timestamp(minutes(40))
+        )),
+        "{stdout}"
+    );
+    let narrow = std::process::Command::new(env!("CARGO_BIN_EXE_adamviz"))
+        .args([
+            "ledger",
+            "verify",
+            "--reset-window-hours",
+            "1",
+            "--data-dir",
+        ])
+        .arg(&data_dir)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&narrow.stdout).contains("findings to review: 1 "));
+    // Rex, at his next login, is told: the reset by ada, and the change made in his name.
+    let notices =
+        adamviz_services::accounts::password_change_notices(&connection, rex.id, minutes(60 * 24))
+            .unwrap();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert_eq!(
+        (notices[0].by.as_str(), notices[0].by_owner),
+        ("ada", false)
+    );
+    assert_eq!(notices[0].at, timestamp(t0));
+    assert!(notices[1].by_owner);
+    assert_eq!(notices[1].remote_addr.as_deref(), Some("10.0.0.9"));
+    // An account whose owner alone changed the password hears nothing.
+    let quiet =
+        adamviz_services::accounts::password_change_notices(&connection, ann.id, t0).unwrap();
+    assert!(quiet.is_empty(), "{quiet:?}");
 }
 
 #[test]
@@ -461,6 +589,8 @@ fn signer(id: i64, name: &str) -> Signer {
         printed_name: name.to_owned(),
         roles: vec!["reviewer".to_owned()],
         password_chosen_at: Some("2026-12-01T00:00:00.000000Z".to_owned()),
+        password_reset_at: None,
+        password_reset_by: None,
         reviewer_granted_at: Some("2026-12-01T00:00:00.000000Z".to_owned()),
         reviewer_granted_by: Some("ada".to_owned()),
     }

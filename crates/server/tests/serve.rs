@@ -160,6 +160,117 @@ fn a_first_start_prints_a_setup_link_and_a_start_with_accounts_does_not() {
     assert_eq!(server.get(&second).0, 404);
 }
 
+/// The setup path (`/setup?token=…`) the server printed at start.
+fn printed_setup_token(server: &Server) -> String {
+    let line = server
+        .early
+        .iter()
+        .find(|l| l.contains("create the first admin at"))
+        .unwrap_or_else(|| panic!("no setup line in {:?}", server.early));
+    line.split("token=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn attack_the_setup_link_dies_as_soon_as_any_account_exists() {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("d");
+    let server = Server::start(&data_dir, &[]);
+    let token = printed_setup_token(&server);
+    assert_eq!(server.get(&format!("/setup?token={token}")).0, 200);
+    // An admin made with the command line while the server runs (the link was printed before).
+    add_author(&data_dir, "ann");
+    assert_eq!(
+        server.get(&format!("/setup?token={token}")).0,
+        404,
+        "the page is gone"
+    );
+    // The form's server function refuses it too, and no second admin appears.
+    let origin = format!("http://{}", server.addr);
+    let (status, _, body) = server.request(
+        "POST",
+        "/api/auth/setup",
+        &[
+            ("Origin", &origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Accept", "application/json"),
+        ],
+        &format!(
+            "token={token}&name=mallory&password=a+long+enough+password&password_again=a+long+enough+password"
+        ),
+    );
+    assert_eq!(status, 404, "{body}");
+    let database = adamviz_store::db::Database::open_in(&data_dir).unwrap();
+    let connection = database.connection().unwrap();
+    assert!(
+        adamviz_store::accounts::find_by_name(&connection, "mallory")
+            .unwrap()
+            .is_none(),
+        "no account was made through the dead link"
+    );
+}
+
+#[test]
+fn the_data_directory_is_private_to_the_service_and_a_wider_one_is_tightened() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let temp = tempfile::tempdir().unwrap();
+    // A new installation: everything it creates is the service's alone.
+    let fresh = temp.path().join("fresh");
+    add_author(&fresh, "ann");
+    let server = Server::start(&fresh, &[]);
+    let cookie = server.login("ann", PASSWORD);
+    assert_eq!(server.get_as("/", &cookie).0, 200);
+    assert_eq!(mode(&fresh), 0o700, "the data directory");
+    for file in [
+        "adamviz.sqlite3",
+        "adamviz.sqlite3-wal",
+        "adamviz.sqlite3-shm",
+    ] {
+        let path = fresh.join(file);
+        assert!(path.exists(), "{file} exists while the server runs");
+        assert_eq!(mode(&path), 0o600, "{file}");
+    }
+    for dir in ["objects", "objects/sha256", "objects/tmp"] {
+        assert_eq!(mode(&fresh.join(dir)), 0o700, "{dir}");
+    }
+    drop(server);
+    // An older installation left readable by everyone: tightened at start, with a warning.
+    let old = temp.path().join("old");
+    add_author(&old, "ann");
+    std::fs::write(old.join("notes.txt"), "kept").unwrap();
+    for (path, wide) in [
+        ("", 0o755),
+        ("adamviz.sqlite3", 0o644),
+        ("notes.txt", 0o664),
+    ] {
+        std::fs::set_permissions(old.join(path), std::fs::Permissions::from_mode(wide)).unwrap();
+    }
+    let server = Server::start(&old, &[]);
+    assert_eq!(mode(&old), 0o700);
+    assert_eq!(mode(&old.join("adamviz.sqlite3")), 0o600);
+    assert_eq!(mode(&old.join("notes.txt")), 0o600);
+    assert_eq!(
+        std::fs::read_to_string(old.join("notes.txt")).unwrap(),
+        "kept"
+    );
+    let warned = server
+        .early
+        .iter()
+        .filter(|line| line.contains("made private to the service"))
+        .count();
+    assert!(
+        warned >= 3,
+        "one warning per file made private: {:?}",
+        server.early
+    );
+    server.login("ann", PASSWORD);
+}
+
 #[test]
 fn sigterm_shuts_down_gracefully() {
     let temp = tempfile::tempdir().unwrap();

@@ -118,6 +118,9 @@ pub enum AccountError {
     /// Separation of duties: admin with author or reviewer.
     #[error("{0}")]
     Duties(AccountRuleError),
+    /// The setup link creates the first account only, and one exists.
+    #[error("the setup is done: an account exists already")]
+    SetupDone,
     /// Hashing failed.
     #[error("the password could not be hashed: {0}")]
     Hash(#[source] argon2::password_hash::Error),
@@ -273,6 +276,64 @@ pub fn create_account(
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, AccountError> {
+    let account = NewAccount {
+        name,
+        password,
+        roles,
+        origin,
+    };
+    insert_account(connection, &account, by, remote_addr, now, false)
+}
+
+/// Creates the first administrator through the setup link: refused with
+/// [`AccountError::SetupDone`] once any account exists, checked in the transaction that creates
+/// it (so an account made meanwhile by `adamviz users add` closes the link too).
+pub fn create_first_admin(
+    connection: &mut Connection,
+    name: &str,
+    password: &str,
+    remote_addr: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Account, AccountError> {
+    let account = NewAccount {
+        name,
+        password,
+        roles: &[Role::Admin],
+        origin: PasswordOrigin::ChosenByOwner,
+    };
+    insert_account(
+        connection,
+        &account,
+        &Operator::setup(),
+        remote_addr,
+        now,
+        true,
+    )
+}
+
+/// What a new account is given.
+struct NewAccount<'a> {
+    name: &'a str,
+    password: &'a str,
+    roles: &'a [Role],
+    origin: PasswordOrigin,
+}
+
+/// [`create_account`], and when `only_first` only while no account exists.
+fn insert_account(
+    connection: &mut Connection,
+    new: &NewAccount<'_>,
+    by: &Operator,
+    remote_addr: Option<&str>,
+    now: DateTime<Utc>,
+    only_first: bool,
+) -> Result<Account, AccountError> {
+    let NewAccount {
+        name,
+        password,
+        roles,
+        origin,
+    } = *new;
     check_name(name).map_err(|reason| AccountError::InvalidName {
         name: name.to_owned(),
         reason,
@@ -281,6 +342,11 @@ pub fn create_account(
     let roles = sorted_roles(roles)?;
     let hash = hash_password(password)?;
     let transaction = connection.transaction()?;
+    // The setup link's first admin: only while there is no account, checked in the
+    // transaction that creates it (an account made meanwhile by `adamviz users add` wins).
+    if only_first && account_count(&transaction)? > 0 {
+        return Err(AccountError::SetupDone);
+    }
     if find_by_name(&transaction, name)?.is_some() {
         return Err(AccountError::NameTaken(name.to_owned()));
     }
@@ -507,11 +573,35 @@ fn store_password(
 }
 
 mod login;
+pub mod login_limiter;
 pub mod login_limits;
 mod password_change;
 
 pub use login::*;
 pub use password_change::*;
+
+/// How far back the owner is told of password changes even when logins came between: whoever
+/// took the account over after a reset logged in as its owner, so "since the previous login"
+/// alone would hide the reset.
+pub const PASSWORD_NOTICE_DAYS: i64 = 30;
+
+/// The changes of account `id`'s password since its owner's previous login or in the last
+/// [`PASSWORD_NOTICE_DAYS`] (whichever reaches further back), oldest first, when any of them
+/// was made by someone else (an administrator, the command line): what the owner is told at
+/// the next login. Empty when the owner alone changed it.
+pub fn password_change_notices(
+    connection: &impl Sql,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<Vec<adamviz_model::account::PasswordChangeNotice>, DbError> {
+    let since = timestamp(now - Duration::days(PASSWORD_NOTICE_DAYS));
+    let changes =
+        adamviz_store::accounts::password_changes_since_previous_login(connection, id, &since)?;
+    if changes.iter().all(|change| change.by_owner) {
+        return Ok(Vec::new());
+    }
+    Ok(changes)
+}
 
 /// When `account`'s temporary password expired, if it is temporary and expired at `now`.
 pub fn temporary_password_expired(account: &Account, now: DateTime<Utc>) -> Option<String> {

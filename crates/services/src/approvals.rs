@@ -363,6 +363,7 @@ fn record_signature(
     let at = timestamp(now);
     let grant = role_grant_at(transaction, signer.id, Role::Reviewer, &at)?
         .ok_or(SignError::NotReviewer)?;
+    let reset = adamviz_store::accounts::last_password_reset(transaction, signer.id)?;
     let signature = Signature {
         revision_id: current.id.clone(),
         revision_version: current.version,
@@ -375,6 +376,8 @@ fn record_signature(
             printed_name: signer.name.clone(),
             roles: signer.roles.iter().map(|r| r.as_str().to_owned()).collect(),
             password_chosen_at: signer.password_set_by_owner_at.clone(),
+            password_reset_at: reset.as_ref().map(|(at, _)| at.clone()),
+            password_reset_by: reset.map(|(_, by)| by),
             reviewer_granted_at: Some(grant.at),
             reviewer_granted_by: Some(grant.by),
         },
@@ -438,6 +441,8 @@ pub fn signature_view(record: &serde_json::Value) -> Option<SignatureView> {
         revision_version: record["revision_version"].as_i64()?,
         record_hash: text(&record["record_hash"])?,
         password_chosen_at: text(&record["signer"]["password_chosen_at"]),
+        password_reset_at: text(&record["signer"]["password_reset_at"]),
+        password_reset_by: text(&record["signer"]["password_reset_by"]),
         reviewer_granted_at: text(&record["signer"]["reviewer_granted_at"]),
         reviewer_granted_by: text(&record["signer"]["reviewer_granted_by"]),
     })

@@ -120,7 +120,19 @@ fn readme(records: &[adamviz_store::ledger::StoredRecord]) -> String {
             let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
             if record["kind"] == "approval" {
                 let signer = &record["signer"];
-                match record["meaning"].as_str() {
+                // An administrator's reset of the signer's password before signing, said
+                // beside the signature (approval-v3).
+                let reset = match (
+                    signer["password_reset_at"].as_str(),
+                    signer["password_reset_by"].as_str(),
+                ) {
+                    (Some(at), Some(by)) => format!(
+                        "\n    (the signer's password was last set by someone else: by {by} on {} UTC)",
+                        at.replace('T', " ").trim_end_matches('Z')
+                    ),
+                    _ => String::new(),
+                };
+                let line = match record["meaning"].as_str() {
                     Some(meaning) => format!(
                         "  Signed by {} ({}) on {} UTC, meaning: {meaning}; version {}",
                         text(&signer["printed_name"]),
@@ -139,7 +151,8 @@ fn readme(records: &[adamviz_store::ledger::StoredRecord]) -> String {
                             .trim_end_matches('Z'),
                         text(&record["comment"])
                     ),
-                }
+                };
+                format!("{line}{reset}")
             } else {
                 format!(
                     "  Reproduction on {} UTC by {}: {}",

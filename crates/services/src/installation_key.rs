@@ -93,7 +93,7 @@ impl InstallationKey {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(data_dir).map_err(io)?;
+        adamviz_store::private_files::create_private_dir_all(data_dir).map_err(io)?;
         match std::fs::symlink_metadata(&path) {
             Ok(_) => return Self::load(&path),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}

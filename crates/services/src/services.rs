@@ -29,7 +29,7 @@ use adamviz_store::{
 
 use crate::{
     accounts::{
-        self, login_limits::LoginTicket, AccountError, LoginError, Operator, PasswordChange,
+        self, login_limiter::LoginTicket, AccountError, LoginError, Operator, PasswordChange,
         PasswordChangeError, PasswordOrigin, SecurityEvent,
     },
     approvals::{self, SignError, SignRequest, Signed},
@@ -245,6 +245,19 @@ impl Services {
         .await
     }
 
+    /// The recent changes of account `id`'s password, when any was made by someone else (an
+    /// administrator's reset, the command line); empty otherwise.
+    pub async fn password_change_notices(
+        &self,
+        id: i64,
+    ) -> Result<Vec<adamviz_model::account::PasswordChangeNotice>, ReadError> {
+        self.on_connection(move |connection| {
+            accounts::password_change_notices(connection, id, accounts::now())
+        })
+        .await
+        .map_err(ReadError::from)
+    }
+
     /// Records a logout in the security log.
     pub async fn record_logout(
         &self,
@@ -272,27 +285,39 @@ impl Services {
     }
 
     /// An account changes its own password; every other session of it ends (`keep` stays).
+    /// The login limiter's ticket goes with the check as for a login: a wrong current password
+    /// costs the address's failure budget, anything else does not.
     pub async fn change_own_password(
         &self,
         account_id: i64,
         change: PasswordChange,
         keep: Option<String>,
         remote_addr: Option<String>,
+        ticket: LoginTicket,
     ) -> Result<Account, UseCaseError<PasswordChangeError>> {
         self.on_connection(move |connection| {
-            accounts::change_own_password(
+            let result = accounts::change_own_password(
                 connection,
                 account_id,
                 &change,
                 keep.as_deref(),
                 remote_addr.as_deref(),
                 accounts::now(),
-            )
+            );
+            if !matches!(
+                result,
+                Err(PasswordChangeError::WrongCurrent | PasswordChangeError::Locked { .. })
+            ) {
+                ticket.succeeded();
+            }
+            drop(ticket);
+            result
         })
         .await
     }
 
-    /// Creates the first administrator (first-start setup): the password is its owner's own.
+    /// Creates the first administrator (first-start setup): the password is its owner's own;
+    /// refused ([`AccountError::SetupDone`]) once any account exists.
     pub async fn create_first_admin(
         &self,
         name: String,
@@ -300,13 +325,10 @@ impl Services {
         remote_addr: Option<String>,
     ) -> Result<Account, UseCaseError<AccountError>> {
         self.on_connection(move |connection| {
-            accounts::create_account(
+            accounts::create_first_admin(
                 connection,
                 &name,
                 &password,
-                &[Role::Admin],
-                PasswordOrigin::ChosenByOwner,
-                &Operator::setup(),
                 remote_addr.as_deref(),
                 accounts::now(),
             )

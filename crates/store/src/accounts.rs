@@ -27,6 +27,59 @@ pub struct SecurityEvent<'a> {
     pub detail: Option<&'a str>,
 }
 
+/// When and by whom someone other than its owner last set account `id`'s password (an
+/// administrator's reset, the command line), from the security log; `None` if nobody ever did.
+pub fn last_password_reset(
+    connection: &impl Sql,
+    id: i64,
+) -> Result<Option<(String, String)>, SqlError> {
+    let rows = connection.query(
+        "SELECT at, COALESCE(actor_name, 'unknown') FROM security_events
+         WHERE event = 'password_changed' AND outcome = 'success' AND account_id = ?1
+           AND (actor_id IS NULL OR actor_id <> ?1)
+         ORDER BY seq DESC LIMIT 1",
+        sql_params![id],
+    )?;
+    rows.first()
+        .map(|row| -> Result<(String, String), SqlError> { Ok((row.get(0)?, row.get(1)?)) })
+        .transpose()
+}
+
+/// The successful changes of account `id`'s password after its previous login (the one before
+/// its latest) or after `since`, whichever is earlier, oldest first.
+pub fn password_changes_since_previous_login(
+    connection: &impl Sql,
+    id: i64,
+    since: &str,
+) -> Result<Vec<adamviz_model::account::PasswordChangeNotice>, SqlError> {
+    connection
+        .query(
+            "SELECT at, COALESCE(actor_name, account_name), actor_id, remote_addr
+             FROM security_events
+             WHERE event = 'password_changed' AND outcome = 'success' AND account_id = ?1
+               AND (at > ?2
+                    OR at > COALESCE((SELECT at FROM security_events
+                                      WHERE event = 'login' AND outcome = 'success'
+                                        AND account_id = ?1
+                                      ORDER BY seq DESC LIMIT 1 OFFSET 1), ''))
+             ORDER BY seq",
+            sql_params![id, since],
+        )?
+        .iter()
+        .map(
+            |row| -> Result<adamviz_model::account::PasswordChangeNotice, SqlError> {
+                let actor: Option<i64> = row.get(2)?;
+                Ok(adamviz_model::account::PasswordChangeNotice {
+                    at: row.get(0)?,
+                    by: row.get(1)?,
+                    by_owner: actor == Some(id),
+                    remote_addr: row.get(3)?,
+                })
+            },
+        )
+        .collect()
+}
+
 /// Appends `event` to the security log at `at` (canonical UTC).
 pub fn record_event(
     connection: &impl Sql,

@@ -165,6 +165,15 @@ pub const DATABASE_FILE: &str = "adamviz.sqlite3";
 /// Why the database could not be opened or used.
 #[derive(Debug, thiserror::Error)]
 pub enum DatabaseError {
+    /// The database file could not be created (private, 0600) before SQLite opened it.
+    #[error("cannot create the database file {path}: {source}")]
+    CreateFile {
+        /// The file.
+        path: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// SQLite refused an operation.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -397,6 +406,14 @@ impl Database {
 
     /// Opens (creating if needed) the database file at `path` and applies the migrations.
     pub fn open(path: &Path) -> Result<Self, DatabaseError> {
+        // Created here, 0600, rather than by SQLite with the process's umask: it holds sessions
+        // and password hashes, and SQLite gives its WAL and shared-memory files the same mode.
+        crate::private_files::create_private_file_if_missing(path).map_err(|source| {
+            DatabaseError::CreateFile {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
         let manager = SqliteConnectionManager::file(path).with_init(|connection| {
             connection.busy_timeout(std::time::Duration::from_secs(5))?;
             connection.pragma_update(None, "foreign_keys", "ON")?;

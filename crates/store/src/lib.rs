@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod login_failures;
 pub mod objects;
 pub mod owner;
+pub mod private_files;
 pub mod repository;
 pub mod revision_views;
 pub mod run_queue;

@@ -115,7 +115,7 @@ impl ObjectStore {
     pub fn open(data_dir: &Path) -> Result<Self, ObjectStoreError> {
         let root = data_dir.join("objects");
         for dir in [root.join("sha256"), root.join("tmp")] {
-            fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+            crate::private_files::create_private_dir_all(&dir).map_err(io_error(&dir))?;
         }
         Ok(Self {
             root,
@@ -474,7 +474,7 @@ impl ObjectStore {
         let target = self.path_of(digest);
         let parent = target.parent().expect("object paths have a parent");
         if !parent.exists() {
-            fs::create_dir_all(parent).map_err(io_error(parent))?;
+            crate::private_files::create_private_dir_all(parent).map_err(io_error(parent))?;
             // The new fan-out directory's own entry must be durable too.
             sync_dir(&self.root.join("sha256"))?;
         }

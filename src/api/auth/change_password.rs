@@ -4,12 +4,14 @@
 use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
-use super::safe_next;
+use super::{default_limiter, retry_after, safe_next};
 use crate::api::error::AppError;
 
 /// Changes the logged-in account's own password: the current one, the new one twice. A
 /// temporary password (set by an administrator) can only be used for this. Every other session
-/// of the account ends; this one continues under a new id. Then back to `next` (home).
+/// of the account ends; this one continues under a new id. Then back to `next` (home). A wrong
+/// current password counts as a failed login (the address's budget, the name's lockout for the
+/// address); the one that locks the name also ends this session.
 #[server(prefix = "/api", endpoint = "auth/change-password")]
 pub async fn change_password(
     current_password: String,
@@ -32,21 +34,37 @@ pub async fn change_password(
             new_password,
             new_password_again,
         };
-        context
+        // The same limiter and budgets as the login form's.
+        let limiter = use_context::<std::sync::Arc<accounts::login_limiter::LoginLimiter>>()
+            .unwrap_or_else(default_limiter);
+        let client = accounts::login_limiter::client_key(remote.as_deref());
+        let ticket = limiter.admit(&client).await.map_err(|refused| {
+            retry_after(refused.retry_after_seconds());
+            AppError::Locked(refused.to_string())
+        })?;
+        let changed = context
             .services
-            .change_own_password(account.id, change, keep, remote)
-            .await
-            .map_err(|error| {
-                use_case_error(error, |error| match error {
-                    PasswordChangeError::Account(accounts::AccountError::Database(error)) => {
-                        internal(error)
-                    }
-                    PasswordChangeError::Account(accounts::AccountError::Hash(error)) => {
-                        internal(error)
-                    }
-                    other => AppError::invalid(other.field(), other.to_string()),
-                })
-            })?;
+            .change_own_password(account.id, change, keep, remote, ticket)
+            .await;
+        if let Err(adamviz_services::error::UseCaseError::Refused(PasswordChangeError::Locked {
+            ..
+        })) = &changed
+        {
+            // Whoever guessed from this session is logged out.
+            session.flush().await.map_err(internal)?;
+        }
+        changed.map_err(|error| {
+            use_case_error(error, |error| match error {
+                PasswordChangeError::Locked { .. } => AppError::Locked(error.to_string()),
+                PasswordChangeError::Account(accounts::AccountError::Database(error)) => {
+                    internal(error)
+                }
+                PasswordChangeError::Account(accounts::AccountError::Hash(error)) => {
+                    internal(error)
+                }
+                other => AppError::invalid(other.field(), other.to_string()),
+            })
+        })?;
         session.cycle_id().await.map_err(internal)?;
         leptos_axum::redirect(&safe_next(next.as_deref()));
         Ok(())

@@ -9,8 +9,8 @@ use crate::api::error::AppError;
 
 /// Logs in: a new session id (no fixation), the account and the login time in the session,
 /// then back to `next`. A failure says only that the name or password is wrong, that the name
-/// is locked for this address, or that this address (or the server) has too many logins going
-/// (429, with `Retry-After`).
+/// is locked for this address, that this address has failed too often lately, or that the
+/// server is too busy to check it within its deadline (429, with `Retry-After`).
 #[server(prefix = "/api", endpoint = "auth/login")]
 pub async fn login(name: String, password: String, next: Option<String>) -> Result<(), AppError> {
     use crate::api::boundary::*;
@@ -22,19 +22,18 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Resu
         if name.trim().is_empty() {
             return Err(AppError::invalid("name", "enter your account name"));
         }
-        // Admitted, or refused at once (429): per address, and a bound on the passwords the
-        // server checks at once, taken before a database connection is. The ticket goes with
+        // Its turn to have the password checked (waiting behind other logins of this address
+        // and of the server, up to a deadline), or refused at once (429) when this address has
+        // used its failure budget; taken before a database connection is. The ticket goes with
         // the check onto its thread, so a client that hangs up does not free its place while
         // the hash still runs.
-        let limiter = use_context::<std::sync::Arc<accounts::login_limits::LoginLimiter>>()
+        let limiter = use_context::<std::sync::Arc<accounts::login_limiter::LoginLimiter>>()
             .unwrap_or_else(default_limiter);
-        let client = accounts::login_limits::client_key(remote.as_deref());
-        let ticket = limiter
-            .admit(&client, std::time::Instant::now())
-            .map_err(|refused| {
-                retry_after(refused.retry_after_seconds());
-                AppError::Locked(refused.to_string())
-            })?;
+        let client = accounts::login_limiter::client_key(remote.as_deref());
+        let ticket = limiter.admit(&client).await.map_err(|refused| {
+            retry_after(refused.retry_after_seconds());
+            AppError::Locked(refused.to_string())
+        })?;
         let account = context
             .services
             .login(name, password, remote, ticket)

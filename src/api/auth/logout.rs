@@ -4,7 +4,6 @@
 use leptos::prelude::*;
 
 use crate::api::error::AppError;
-//SUPERIMPORTS
 
 /// Logs out: the session is deleted on the server (not only the cookie), then the login page.
 #[server(prefix = "/api", endpoint = "auth/logout")]

@@ -19,7 +19,7 @@ pub async fn setup(
     use adamviz_services::accounts::AccountError;
     boundary(async move {
         let context = context()?;
-        if !context.setup.accepts(&token) {
+        if !context.setup.open_for(&token, &context.services).await {
             return Err(AppError::NotFound("setup link".to_owned()));
         }
         check_name(&name).map_err(|m| AppError::invalid("name", m.to_string()))?;
@@ -41,6 +41,10 @@ pub async fn setup(
             .map_err(|error| {
                 use_case_error(error, |error| match error {
                     AccountError::Database(error) => internal(error),
+                    AccountError::SetupDone => {
+                        context.setup.revoke();
+                        AppError::NotFound("setup link".to_owned())
+                    }
                     other => AppError::invalid("name", other.to_string()),
                 })
             })?;

@@ -275,7 +275,7 @@ fn made_by(actor: &serde_json::Value, signer: &serde_json::Value) -> bool {
 fn signature_text(value: &serde_json::Value) -> String {
     let signer = &value["signer"];
     format!(
-        "{} by {} ({}) at {}{}",
+        "{} by {} ({}) at {}{}{}",
         value["decision"]
             .as_str()
             .unwrap_or_default()
@@ -286,6 +286,7 @@ fn signature_text(value: &serde_json::Value) -> String {
         value["meaning"]
             .as_str()
             .map(|m| format!(", meaning: {m}"))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        crate::summary::reset_note(value)
     )
 }

@@ -1,7 +1,8 @@
 //! `adamviz ledger verify`: audits a data directory (see `store::audit`): the ledger's chain
 //! (naming the first broken record), every record against its schema and type, and every
 //! artifact of every accepted bundle re-hashed from the store; prints each problem and exits 1
-//! if there is any.
+//! if there is any. Signatures soon after a password reset by someone else are listed as
+//! findings to review (they do not fail it).
 
 use std::path::PathBuf;
 
@@ -9,7 +10,10 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand};
 
 use adamviz_store::{
-    audit::{audit, AuditReport},
+    audit::{
+        approvals::{signatures_after_reset, ResetFinding},
+        audit, AuditReport,
+    },
     db::{open_postgres_read_only, open_read_only, DatabaseLocation},
     objects::ObjectStore,
 };
@@ -34,6 +38,11 @@ pub struct LedgerArgs {
     /// Where the objects live.
     #[command(flatten)]
     pub objects: super::ObjectsArgs,
+    /// Signatures made within this many hours after someone else (an administrator, the
+    /// command line) set the signer's password are listed as findings to review (they do not
+    /// fail the check).
+    #[arg(long, default_value_t = 72, value_parser = clap::value_parser!(u32).range(1..=24 * 365))]
+    pub reset_window_hours: u32,
 }
 
 /// Runs `adamviz ledger …`.
@@ -45,23 +54,31 @@ pub fn run(command: LedgerCommand) -> anyhow::Result<()> {
     // Read-only: no migration, no change of any setting, every write refused.
     let location = args.database.location(&args.data_dir)?;
     let described = location.describe();
-    let report = match location {
+    let window = args.reset_window_hours;
+    let (report, findings) = match location {
         DatabaseLocation::File(path) => {
             if !path.is_file() {
                 bail!("there is no adamviz database at {described}");
             }
             let connection =
                 open_read_only(&path).with_context(|| format!("cannot open {described}"))?;
-            audit(&connection, &objects)?
+            (
+                audit(&connection, &objects)?,
+                signatures_after_reset(&connection, window)?,
+            )
         }
         DatabaseLocation::Postgres(url) => {
             let connection = open_postgres_read_only(&url)
                 .with_context(|| format!("cannot open {described}"))?;
-            audit(&connection, &objects)?
+            (
+                audit(&connection, &objects)?,
+                signatures_after_reset(&connection, window)?,
+            )
         }
     };
     let elapsed = started.elapsed();
     print!("{}", describe(&report));
+    print!("{}", describe_findings(&findings, args.reset_window_hours));
     println!(
         "ledger verify: {} in {:.3} s",
         if report.passed() { "PASS" } else { "FAIL" },
@@ -71,6 +88,29 @@ pub fn run(command: LedgerCommand) -> anyhow::Result<()> {
         bail!("the evidence does not verify: see the problems above");
     }
     Ok(())
+}
+
+/// The signatures soon after a reset by someone else, as text: findings to review, not
+/// failures.
+fn describe_findings(findings: &[ResetFinding], window_hours: u32) -> String {
+    let mut text = format!(
+        "findings to review: {} signature(s) made within {window_hours} h after someone else set the signer's password\n",
+        findings.len()
+    );
+    for finding in findings {
+        text.push_str(&format!(
+            "  approval record {} of revision {}: {} signed at {}, {} h {:02} min after {} set their password at {}\n",
+            finding.seq,
+            finding.revision_id,
+            finding.signer,
+            finding.signed_at,
+            finding.minutes_after / 60,
+            finding.minutes_after % 60,
+            finding.reset_by,
+            finding.reset_at
+        ));
+    }
+    text
 }
 
 /// The report as text: one line per pass, then one per problem.

@@ -89,12 +89,14 @@ impl DataDirArg {
     pub fn open(&self) -> anyhow::Result<Database> {
         let location = self.database.location(&self.data_dir)?;
         if matches!(location, adamviz_store::db::DatabaseLocation::File(_)) {
-            std::fs::create_dir_all(&self.data_dir).with_context(|| {
-                format!(
-                    "cannot create the data directory {}",
-                    self.data_dir.display()
-                )
-            })?;
+            adamviz_store::private_files::create_private_dir_all(&self.data_dir).with_context(
+                || {
+                    format!(
+                        "cannot create the data directory {}",
+                        self.data_dir.display()
+                    )
+                },
+            )?;
         }
         Database::open_location(location.clone())
             .with_context(|| format!("cannot open the database {}", location.describe()))
@@ -179,7 +181,7 @@ async fn open_service(args: &RunArgs) -> anyhow::Result<ExecutionService> {
         let (data_dir, work_root) = (args.data_dir.clone(), runner_config.work_root.clone());
         let (database_args, objects_args) = (args.database.clone(), args.objects.clone());
         tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-            std::fs::create_dir_all(&data_dir)
+            adamviz_store::private_files::create_private_dir_all(&data_dir)
                 .with_context(|| format!("cannot create {}", data_dir.display()))?;
             let database = database_args.open(&data_dir)?;
             let objects = objects_args.open(&data_dir)?;

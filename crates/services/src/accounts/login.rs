@@ -19,7 +19,7 @@ pub fn login(
     remote_addr: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Account, LoginError> {
-    use login_limits::{client_key, NameGate};
+    use super::{login_limiter::client_key, login_limits::NameGate};
     // A name no account can have is refused before anything is written (a megabyte of name
     // must not become a row); it cannot exist, so the answer reveals nothing.
     if check_name(name).is_err() {

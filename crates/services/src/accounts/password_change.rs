@@ -1,10 +1,12 @@
 //! An account's owner choosing their own password: the current one again, the new one twice,
-//! the same rules; every other session of the account ends.
+//! the same rules; every other session of the account ends. The current password is guarded
+//! like a login: whoever holds a stolen session cookie must not be able to guess it.
 
 use super::{
-    account_by_id, check_password, end_sessions, hash_password, password_matches, record_event,
-    store_password, Account, AccountError, AccountRuleError, Connection, DateTime, DbError,
-    PasswordOrigin, SecurityEvent, Utc,
+    account_by_id, check_password, end_sessions, hash_password, login_limiter::client_key,
+    login_limits, password_matches, record_event, store_password, Account, AccountError,
+    AccountRuleError, Connection, DateTime, DbError, PasswordOrigin, SecurityEvent, Utc,
+    LOCKOUT_WINDOW_MINUTES,
 };
 
 /// What the Change password form sends.
@@ -36,6 +38,13 @@ pub enum PasswordChangeError {
     /// The account cannot act.
     #[error("this account is disabled")]
     Disabled,
+    /// Too many wrong current passwords (with failed logins, from this address): the name is
+    /// locked for it, and the session that tried ends.
+    #[error("too many wrong passwords: this account is locked for your address for {LOCKOUT_WINDOW_MINUTES} minutes (until {until}); log in again after that")]
+    Locked {
+        /// When the lockout ends.
+        until: String,
+    },
     /// Storage or hashing failed.
     #[error(transparent)]
     Account(#[from] AccountError),
@@ -45,7 +54,7 @@ impl PasswordChangeError {
     /// The form field the refusal is about.
     pub fn field(&self) -> &'static str {
         match self {
-            Self::WrongCurrent | Self::Disabled => "current_password",
+            Self::WrongCurrent | Self::Disabled | Self::Locked { .. } => "current_password",
             Self::Weak(_) | Self::Unchanged => "new_password",
             Self::Mismatch => "new_password_again",
             Self::Account(_) => "new_password",
@@ -63,6 +72,11 @@ impl From<DbError> for PasswordChangeError {
 /// one too, even after it expired: its holder is logged in), the new one twice under the same
 /// rules. The password becomes the owner's own (no longer temporary), every other session of
 /// the account ends (`keep` is the session making the change), and the security log says so.
+///
+/// A wrong current password counts as a failed login of the account's name from this client
+/// address: the same lockout (the fifth failure locks the name for the address, and the caller
+/// ends the session: [`PasswordChangeError::Locked`]). The new password's own rules are checked
+/// first, so the answer to a wrong current password never depends on the new one.
 pub fn change_own_password(
     connection: &mut Connection,
     id: i64,
@@ -79,32 +93,62 @@ pub fn change_own_password(
     if account.disabled {
         return Err(PasswordChangeError::Disabled);
     }
-    let failure = |connection: &Connection, reason: &str| {
-        record_event(
-            connection,
-            &SecurityEvent {
-                event: "password_changed",
-                account_id: Some(account.id),
-                account_name: &account.name,
-                actor_id: Some(account.id),
-                actor_name: Some(&account.name),
-                remote_addr,
-                success: false,
-                detail: Some(reason),
-            },
+    let client = client_key(remote_addr);
+    // One check of this name from this address at a time (as for logins): parallel guesses
+    // cannot all pass the lockout check before any failure is counted.
+    let _turn = login_limits::NameGate::global().enter(&account.name, &client);
+    let failed = |connection: &Connection, reason: &str| -> Result<(), DbError> {
+        let transaction = connection.unchecked_transaction()?;
+        // Counted as a failed login (one row per name, reason and window, as the log's
+        // rules allow for login failures only): it is one.
+        login_limits::count_event(
+            &transaction,
+            "login",
+            Some(account.id),
+            &account.name,
+            remote_addr,
+            reason,
             now,
-        )
+        )?;
+        transaction.commit()?;
+        Ok(())
     };
-    if !password_matches(&change.current_password, &hash) {
-        failure(connection, "wrong current password")?;
-        return Err(PasswordChangeError::WrongCurrent);
+    if let Some(until) = login_limits::locked_until(connection, &account.name, &client, now)? {
+        failed(connection, "locked (change password)")?;
+        return Err(PasswordChangeError::Locked { until });
     }
     check_password(&change.new_password).map_err(PasswordChangeError::Weak)?;
-    if change.new_password == change.current_password {
-        return Err(PasswordChangeError::Unchanged);
-    }
     if change.new_password != change.new_password_again {
         return Err(PasswordChangeError::Mismatch);
+    }
+    if !password_matches(&change.current_password, &hash) {
+        let transaction = connection.transaction()?;
+        login_limits::count_event(
+            &transaction,
+            "login",
+            Some(account.id),
+            &account.name,
+            remote_addr,
+            "wrong current password (change password)",
+            now,
+        )?;
+        let locked = login_limits::count_failure(
+            &transaction,
+            Some(account.id),
+            &account.name,
+            &client,
+            remote_addr,
+            now,
+        )?;
+        transaction.commit()?;
+        return Err(match locked {
+            Some(until) => PasswordChangeError::Locked { until },
+            None => PasswordChangeError::WrongCurrent,
+        });
+    }
+    login_limits::clear_failures(connection, &account.name, &client)?;
+    if change.new_password == change.current_password {
+        return Err(PasswordChangeError::Unchanged);
     }
     let new_hash = hash_password(&change.new_password)?;
     let transaction = connection.transaction()?;

@@ -193,3 +193,78 @@ fn creator_of(
     Ok(crate::signatures::creation_actor(connection, revision_id)?
         .map(|(account, name)| (account, name.unwrap_or_default())))
 }
+
+/// A signature made soon after someone other than the signer set the signer's password: not
+/// a failure (an owner may have asked for the reset), but the sign of an administrator's
+/// takeover, so a reviewer should look at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResetFinding {
+    /// The approval record's position in the ledger.
+    pub seq: i64,
+    /// The revision it signs.
+    pub revision_id: String,
+    /// The signer's account name.
+    pub signer: String,
+    /// When it was signed.
+    pub signed_at: String,
+    /// When the password was set by someone else.
+    pub reset_at: String,
+    /// Who set it.
+    pub reset_by: String,
+    /// Minutes from the reset to the signature.
+    pub minutes_after: i64,
+}
+
+/// Every approval signed within `window_hours` after a reset of the signer's password by someone
+/// else (an administrator, the command line), from the security log, so that records written
+/// before `approval-v3` (which names the reset itself) are covered too.
+pub fn signatures_after_reset(
+    connection: &impl Sql,
+    window_hours: u32,
+) -> Result<Vec<ResetFinding>, SqlError> {
+    let window = chrono::Duration::hours(i64::from(window_hours));
+    let approvals: Vec<(i64, Vec<u8>)> = connection
+        .query(
+            "SELECT seq, record FROM evidence_ledger WHERE kind = 'approval' ORDER BY seq",
+            &[],
+        )?
+        .iter()
+        .map(|row| Ok((row.get(0)?, row.get(1)?)))
+        .collect::<Result<_, SqlError>>()?;
+    let mut findings = Vec::new();
+    for (seq, bytes) in approvals {
+        let record: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let signed_at = text(&record["signed_at"]);
+        let Some(signer_id) = record["signer"]["account_id"].as_i64() else {
+            continue;
+        };
+        let Ok(signed) = chrono::DateTime::parse_from_rfc3339(&signed_at) else {
+            continue;
+        };
+        let since = (signed.with_timezone(&chrono::Utc) - window)
+            .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string();
+        let reset = connection.query_opt(
+            "SELECT at, COALESCE(actor_name, 'unknown') FROM security_events
+             WHERE event = 'password_changed' AND outcome = 'success' AND account_id = ?1
+               AND (actor_id IS NULL OR actor_id <> ?1) AND at <= ?2 AND at >= ?3
+             ORDER BY seq DESC LIMIT 1",
+            sql_params![signer_id, signed_at.as_str(), since.as_str()],
+        )?;
+        if let Some(row) = reset {
+            let reset_at: String = row.get(0)?;
+            let minutes_after = chrono::DateTime::parse_from_rfc3339(&reset_at)
+                .map_or(0, |reset| (signed - reset).num_minutes().max(0));
+            findings.push(ResetFinding {
+                seq,
+                revision_id: text(&record["revision_id"]),
+                signer: text(&record["signer"]["account_name"]),
+                signed_at: signed_at.clone(),
+                reset_at,
+                reset_by: row.get(1)?,
+                minutes_after,
+            });
+        }
+    }
+    Ok(findings)
+}
