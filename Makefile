@@ -30,19 +30,17 @@ tools:
 	$(call phase,tools: installing whatever is missing)
 	@bash scripts/install-tools.sh
 
-# The browser bundle (feature hydrate, wasm) and the assets into target/site (cargo leptos), and
-# what the browser suite runs: the server binary `adamviz`, the standalone validator an auditor
-# builds from crates/evidence alone (the e2e flow compares it with `adamviz evidence validate`)
-# and the new_data_cut example. Those three come from the test build (their packages' tests
-# need them), so they are built with the test build's features: `cargo build -p …` would resolve
-# the dependencies' features without the dev-dependencies and compile the whole tree again.
-# After `unit-test` the second command only checks that they are up to date.
+# Server binary (feature ssr) and browser bundle (feature hydrate, wasm) into target/site, and
+# the standalone validator an auditor builds from crates/evidence alone (the e2e flow compares it
+# with `adamviz evidence validate`). (The server binary of the test build cannot stand in for
+# cargo leptos's: tried, its pages did not hydrate.)
 TEST_BUILD := cargo test --workspace --no-default-features --features adamviz/ssr
 
 build:
-	$(call phase,build: the wasm bundle (cargo leptos) and the test build's server binary)
-	cargo leptos build --frontend-only
-	$(TEST_BUILD) --no-run
+	$(call phase,build: the server and wasm bundle (cargo leptos) then adamviz-verify)
+	cargo leptos build
+	cargo build -p adamviz-evidence --bin adamviz-verify
+	cargo build -p adamviz-server --example new_data_cut
 
 # The same, optimized: the server in target/release, the wasm through wasm-opt.
 release:
