@@ -39,6 +39,20 @@ pub fn safe_next(next: Option<&str>) -> String {
     }
 }
 
+/// A password check's turn for the client at `remote` (the login form and Change password share
+/// the limiter and its budgets), or the refusal (429 with `Retry-After`).
+#[cfg(feature = "ssr")]
+async fn password_check_turn(
+    remote: Option<&str>,
+) -> Result<adamviz_services::accounts::login_limiter::LoginTicket, AppError> {
+    use adamviz_services::accounts::login_limiter::{client_key, LoginLimiter};
+    let limiter = use_context::<std::sync::Arc<LoginLimiter>>().unwrap_or_else(default_limiter);
+    limiter.admit(&client_key(remote)).await.map_err(|refused| {
+        retry_after(refused.retry_after_seconds());
+        AppError::Locked(refused.to_string())
+    })
+}
+
 /// The limiter of a server that provided none (one per process).
 #[cfg(feature = "ssr")]
 fn default_limiter() -> std::sync::Arc<adamviz_services::accounts::login_limiter::LoginLimiter> {

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
-use super::{default_limiter, retry_after, safe_next};
+use super::{password_check_turn, safe_next};
 use crate::api::error::AppError;
 
 /// Changes the logged-in account's own password: the current one, the new one twice. A
@@ -35,13 +35,7 @@ pub async fn change_password(
             new_password_again,
         };
         // The same limiter and budgets as the login form's.
-        let limiter = use_context::<std::sync::Arc<accounts::login_limiter::LoginLimiter>>()
-            .unwrap_or_else(default_limiter);
-        let client = accounts::login_limiter::client_key(remote.as_deref());
-        let ticket = limiter.admit(&client).await.map_err(|refused| {
-            retry_after(refused.retry_after_seconds());
-            AppError::Locked(refused.to_string())
-        })?;
+        let ticket = password_check_turn(remote.as_deref()).await?;
         let changed = context
             .services
             .change_own_password(account.id, change, keep, remote, ticket)

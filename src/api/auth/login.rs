@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
-use super::{default_limiter, establish, retry_after, safe_next};
+use super::{establish, password_check_turn, safe_next};
 use crate::api::error::AppError;
 
 /// Logs in: a new session id (no fixation), the account and the login time in the session,
@@ -14,7 +14,7 @@ use crate::api::error::AppError;
 #[server(prefix = "/api", endpoint = "auth/login")]
 pub async fn login(name: String, password: String, next: Option<String>) -> Result<(), AppError> {
     use crate::api::boundary::*;
-    use adamviz_services::accounts::{self, LoginError};
+    use adamviz_services::accounts::LoginError;
     boundary(async move {
         let context = context()?;
         let session = session().await?;
@@ -27,13 +27,7 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Resu
         // used its failure budget; taken before a database connection is. The ticket goes with
         // the check onto its thread, so a client that hangs up does not free its place while
         // the hash still runs.
-        let limiter = use_context::<std::sync::Arc<accounts::login_limiter::LoginLimiter>>()
-            .unwrap_or_else(default_limiter);
-        let client = accounts::login_limiter::client_key(remote.as_deref());
-        let ticket = limiter.admit(&client).await.map_err(|refused| {
-            retry_after(refused.retry_after_seconds());
-            AppError::Locked(refused.to_string())
-        })?;
+        let ticket = password_check_turn(remote.as_deref()).await?;
         let account = context
             .services
             .login(name, password, remote, ticket)

@@ -2,6 +2,8 @@
 //! the same rules; every other session of the account ends. The current password is guarded
 //! like a login: whoever holds a stolen session cookie must not be able to guess it.
 
+use adamviz_store::db::Transaction;
+
 use super::{
     account_by_id, check_password, end_sessions, hash_password, login_limiter::client_key,
     login_limits, password_matches, record_event, store_password, Account, AccountError,
@@ -97,24 +99,23 @@ pub fn change_own_password(
     // One check of this name from this address at a time (as for logins): parallel guesses
     // cannot all pass the lockout check before any failure is counted.
     let _turn = login_limits::NameGate::global().enter(&account.name, &client);
-    let failed = |connection: &Connection, reason: &str| -> Result<(), DbError> {
-        let transaction = connection.unchecked_transaction()?;
-        // Counted as a failed login (one row per name, reason and window, as the log's
-        // rules allow for login failures only): it is one.
+    // Counted as a failed login of the name (one row per name, reason and window: the log's
+    // rules allow counted rows for login failures only), in the caller's transaction.
+    let count = |transaction: &Transaction<'_>, reason: &str| {
         login_limits::count_event(
-            &transaction,
+            transaction,
             "login",
             Some(account.id),
             &account.name,
             remote_addr,
             reason,
             now,
-        )?;
-        transaction.commit()?;
-        Ok(())
+        )
     };
     if let Some(until) = login_limits::locked_until(connection, &account.name, &client, now)? {
-        failed(connection, "locked (change password)")?;
+        let transaction = connection.transaction()?;
+        count(&transaction, "locked (change password)")?;
+        transaction.commit()?;
         return Err(PasswordChangeError::Locked { until });
     }
     check_password(&change.new_password).map_err(PasswordChangeError::Weak)?;
@@ -123,15 +124,7 @@ pub fn change_own_password(
     }
     if !password_matches(&change.current_password, &hash) {
         let transaction = connection.transaction()?;
-        login_limits::count_event(
-            &transaction,
-            "login",
-            Some(account.id),
-            &account.name,
-            remote_addr,
-            "wrong current password (change password)",
-            now,
-        )?;
+        count(&transaction, "wrong current password (change password)")?;
         let locked = login_limits::count_failure(
             &transaction,
             Some(account.id),
